@@ -1,0 +1,149 @@
+"""Bitboard primitives for the Numba kernels: bit counting, attack tables, sliding attacks.
+
+Squares are numbered as in python-chess (a1 = 0, h8 = 63). Every bitboard is a
+`uint64`; the kernels never mix it with signed integers. The helpers here are
+`@njit(cache=True)`, so each kernel that uses them compiles them in.
+Under `NUMBA_DISABLE_JIT=1` the bit intrinsics fall back to plain Python.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import config, njit, types
+from numba.extending import intrinsic
+
+U64 = np.uint64
+ZERO = np.uint64(0)
+ONE = np.uint64(1)
+FULL = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+FILE_A = np.uint64(0x0101010101010101)
+FILE_H = np.uint64(0x8080808080808080)
+RANK_1 = np.uint64(0xFF)
+RANK_8 = np.uint64(0xFF00000000000000)
+
+if config.DISABLE_JIT:  # pragma: no cover - exercised by the interpreter-mode test
+
+    def popcount(x):  # type: ignore[no-untyped-def]
+        """Number of set bits."""
+        return np.uint64(int(x).bit_count())
+
+    def lsb(x):  # type: ignore[no-untyped-def]
+        """Index of the lowest set bit (x != 0)."""
+        v = int(x)
+        return np.uint64((v & -v).bit_length() - 1)
+
+    def msb(x):  # type: ignore[no-untyped-def]
+        """Index of the highest set bit (x != 0)."""
+        return np.uint64(int(x).bit_length() - 1)
+
+else:
+    from llvmlite import ir
+
+    @intrinsic
+    def popcount(typingctx, x):  # type: ignore[no-untyped-def]
+        """Number of set bits (LLVM ctpop)."""
+        sig = types.uint64(types.uint64)
+
+        def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+            return builder.ctpop(args[0])
+
+        return sig, codegen
+
+    @intrinsic
+    def lsb(typingctx, x):  # type: ignore[no-untyped-def]
+        """Index of the lowest set bit (LLVM cttz); x must not be 0."""
+        sig = types.uint64(types.uint64)
+
+        def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+            return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
+
+        return sig, codegen
+
+    @intrinsic
+    def msb(typingctx, x):  # type: ignore[no-untyped-def]
+        """Index of the highest set bit (63 - LLVM ctlz); x must not be 0."""
+        sig = types.uint64(types.uint64)
+
+        def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+            lz = builder.ctlz(args[0], ir.Constant(ir.IntType(1), 1))
+            return builder.sub(ir.Constant(ir.IntType(64), 63), lz)
+
+        return sig, codegen
+
+
+def _leaper_table(deltas: list[tuple[int, int]]) -> np.ndarray:
+    """Attack table for a piece that jumps by the given (file, rank) steps."""
+    table = np.zeros(64, dtype=np.uint64)
+    for sq in range(64):
+        f, r = sq % 8, sq // 8
+        bb = 0
+        for df, dr in deltas:
+            nf, nr = f + df, r + dr
+            if 0 <= nf < 8 and 0 <= nr < 8:
+                bb |= 1 << (nr * 8 + nf)
+        table[sq] = bb
+    return table
+
+
+# Ray directions: the first four increase the square index, the last four decrease it.
+_DIRECTIONS = [(0, 1), (1, 1), (1, 0), (-1, 1), (0, -1), (-1, -1), (-1, 0), (1, -1)]
+
+
+def _ray_table() -> np.ndarray:
+    """RAYS[d, sq]: the squares from sq (exclusive) to the edge in direction d."""
+    table = np.zeros((8, 64), dtype=np.uint64)
+    for d, (df, dr) in enumerate(_DIRECTIONS):
+        for sq in range(64):
+            f, r = sq % 8 + df, sq // 8 + dr
+            bb = 0
+            while 0 <= f < 8 and 0 <= r < 8:
+                bb |= 1 << (r * 8 + f)
+                f, r = f + df, r + dr
+            table[d, sq] = bb
+    return table
+
+
+KNIGHT_ATTACKS = _leaper_table([(1, 2), (2, 1), (2, -1), (1, -2), (-1, -2), (-2, -1), (-2, 1), (-1, 2)])
+KING_ATTACKS = _leaper_table([(1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1), (0, -1), (1, -1)])
+# PAWN_ATTACKS[0] for black pawns, PAWN_ATTACKS[1] for white pawns (python-chess colour order).
+PAWN_ATTACKS = np.stack([_leaper_table([(-1, -1), (1, -1)]), _leaper_table([(-1, 1), (1, 1)])])
+RAYS = _ray_table()
+
+
+@njit(cache=True)
+def ray_attacks(d: int, sq: int, occ: np.uint64) -> np.uint64:
+    """Attacks along one ray from sq, stopping at (and including) the first blocker."""
+    ray = RAYS[d, sq]
+    blockers = ray & occ
+    if blockers:
+        if d < 4:
+            b = lsb(blockers)
+        else:
+            b = msb(blockers)
+        ray ^= RAYS[d, b]
+    return ray
+
+
+@njit(cache=True)
+def bishop_attacks(sq: int, occ: np.uint64) -> np.uint64:
+    """Diagonal attacks from sq on the given occupancy."""
+    return ray_attacks(1, sq, occ) | ray_attacks(3, sq, occ) | ray_attacks(5, sq, occ) | ray_attacks(7, sq, occ)
+
+
+@njit(cache=True)
+def rook_attacks(sq: int, occ: np.uint64) -> np.uint64:
+    """Orthogonal attacks from sq on the given occupancy."""
+    return ray_attacks(0, sq, occ) | ray_attacks(2, sq, occ) | ray_attacks(4, sq, occ) | ray_attacks(6, sq, occ)
+
+
+@njit(cache=True)
+def white_pawn_attacks(pawns: np.uint64) -> np.uint64:
+    """All squares attacked by a set of white pawns."""
+    return ((pawns & ~FILE_A) << U64(7)) | ((pawns & ~FILE_H) << U64(9))
+
+
+@njit(cache=True)
+def black_pawn_attacks(pawns: np.uint64) -> np.uint64:
+    """All squares attacked by a set of black pawns."""
+    return ((pawns & ~FILE_A) >> U64(9)) | ((pawns & ~FILE_H) >> U64(7))

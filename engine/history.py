@@ -1,0 +1,56 @@
+"""Move-ordering memory: killer moves per ply and the butterfly history of quiet moves."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import chess
+
+from engine.types import MAX_PLY
+
+HISTORY_MAX = 16384  # history scores stay within +-HISTORY_MAX ("gravity" update)
+HISTORY_BONUS_CAP = 1200
+
+
+def history_bonus(depth: int) -> int:
+    """Reward for a quiet move that caused a cut-off at this depth."""
+    return min(depth * depth * 8, HISTORY_BONUS_CAP)
+
+
+class History:
+    """Killers (two per ply) and history[colour][from][to] for quiet moves."""
+
+    def __init__(self) -> None:
+        self.butterfly: list[int] = []
+        self.killers: list[list[Optional[chess.Move]]] = []
+        self.clear()
+
+    def clear(self) -> None:
+        """Forget everything (a new game)."""
+        self.butterfly = [0] * (2 * 64 * 64)
+        self.killers = [[None, None] for _ in range(MAX_PLY + 2)]
+
+    def clear_killers(self) -> None:
+        """Forget the killers (a new search: plies no longer match)."""
+        self.killers = [[None, None] for _ in range(MAX_PLY + 2)]
+
+    @staticmethod
+    def index(color: bool, move: chess.Move) -> int:
+        """Slot of a move in the butterfly table."""
+        return (4096 if color else 0) + move.from_square * 64 + move.to_square
+
+    def update(self, color: bool, best: chess.Move, tried: list[chess.Move], depth: int, ply: int) -> None:
+        """Reward the quiet move that cut off, punish the quiets tried before it, record the killer."""
+        bonus = history_bonus(depth)
+        table = self.butterfly
+        base = 4096 if color else 0
+        i = base + best.from_square * 64 + best.to_square
+        table[i] += bonus - table[i] * bonus // HISTORY_MAX
+        for move in tried:
+            if move != best:
+                j = base + move.from_square * 64 + move.to_square
+                table[j] -= bonus + table[j] * bonus // HISTORY_MAX
+        killers = self.killers[ply]
+        if killers[0] != best:
+            killers[1] = killers[0]
+            killers[0] = best

@@ -1,0 +1,125 @@
+"""Staged move picker: yields every legal move once, the likeliest cut-off first.
+
+Stages: the TT move (checked for legality without generating moves), good
+captures and queen promotions (MVV-LVA, SEE-losing ones held back), the two
+killers, quiet moves by history, then the held-back captures and
+under-promotions. Moves are generated lazily, stage by stage, because a TT move
+or first capture often ends the node before any quiet move is needed.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator, Optional, Sequence
+
+import chess
+
+from engine.see import see_ge
+
+# Victim and attacker values for MVV-LVA, by python-chess piece type.
+ORDER_VALUE = (0, 100, 320, 330, 500, 900, 0)
+PROMOTION_RANK = (chess.BB_RANK_2, chess.BB_RANK_7)  # indexed by colour: pawns about to promote
+
+_MOVE_CACHE: dict[int, chess.Move] = {}
+
+
+def encode(move: chess.Move) -> int:
+    """16-bit code of a move: from | to << 6 | promotion << 12."""
+    return move.from_square | (move.to_square << 6) | ((move.promotion or 0) << 12)
+
+
+def decode(code: int) -> chess.Move:
+    """The move with this 16-bit code (cached: building a Move costs more than a lookup)."""
+    move = _MOVE_CACHE.get(code)
+    if move is None:
+        move = chess.Move(code & 63, (code >> 6) & 63, (code >> 12) or None)
+        _MOVE_CACHE[code] = move
+    return move
+
+
+def capture_moves(board: chess.Board) -> list[chess.Move]:
+    """Legal captures and non-capturing promotions, ordered by MVV-LVA (promotions by piece)."""
+    us = board.turn
+    moves = list(board.generate_legal_captures())
+    promoting = board.pawns & board.occupied_co[us] & PROMOTION_RANK[us]
+    if promoting:
+        moves.extend(board.generate_legal_moves(promoting, ~board.occupied))
+    if len(moves) > 1:
+        piece_type_at = board.piece_type_at
+        moves.sort(
+            key=lambda m: ORDER_VALUE[piece_type_at(m.to_square) or 1] * 8
+            - ORDER_VALUE[piece_type_at(m.from_square) or 0] // 100
+            + (ORDER_VALUE[m.promotion] * 8 if m.promotion else 0),
+            reverse=True,
+        )
+    return moves
+
+
+def is_good_capture(board: chess.Board, move: chess.Move) -> bool:
+    """False for under-promotions and captures that lose material by static exchange."""
+    promotion = move.promotion
+    if promotion:
+        return promotion == chess.QUEEN
+    victim = board.piece_type_at(move.to_square) or chess.PAWN  # empty target: en passant
+    attacker = board.piece_type_at(move.from_square)
+    if ORDER_VALUE[attacker or 0] <= ORDER_VALUE[victim] or attacker == chess.KING:
+        return True
+    return see_ge(board, move, 0)
+
+
+def pick_moves(
+    board: chess.Board,
+    tt_move: Optional[chess.Move],
+    killers: Sequence[Optional[chess.Move]],
+    history: list[int],
+) -> Iterator[chess.Move]:
+    """Yield every legal move of the board exactly once, in staged order."""
+    # Stage 1: the TT move, if it is legal here (a key collision can store anything).
+    if tt_move is not None:
+        if board.is_legal(tt_move):
+            yield tt_move
+        else:
+            tt_move = None
+
+    # Stage 2: good captures and queen promotions; keep the losing ones for the last stage.
+    bad = []
+    for move in capture_moves(board):
+        if move == tt_move:
+            continue
+        if is_good_capture(board, move):
+            yield move
+        else:
+            bad.append(move)
+
+    # Stage 3: killers: quiet moves that cut off at this ply elsewhere in the tree.
+    us = board.turn
+    killer1, killer2 = killers
+    if (killer1 is not None and killer1 != tt_move and not killer1.promotion and not board.is_capture(killer1)
+            and board.is_legal(killer1)):
+        yield killer1
+    else:
+        killer1 = None
+    if (killer2 is not None and killer2 != tt_move and killer2 != killer1 and not killer2.promotion
+            and not board.is_capture(killer2)
+            and board.is_legal(killer2)):
+        yield killer2
+    else:
+        killer2 = None
+
+    # Stage 4: quiet moves, best history first. The target mask keeps squares of our
+    # own rooks, since python-chess generates castling as the king moving onto its rook.
+    movers = board.occupied_co[us] & ~(board.pawns & PROMOTION_RANK[us])
+    ep = board.ep_square
+    quiets = []
+    for move in board.generate_legal_moves(movers, ~board.occupied_co[not us]):
+        if move == tt_move or move == killer1 or move == killer2:
+            continue
+        if move.to_square == ep and board.is_en_passant(move):
+            continue  # an en passant capture: yielded with the captures
+        quiets.append(move)
+    if len(quiets) > 1:
+        base = 4096 if us else 0
+        quiets.sort(key=lambda m: history[base + m.from_square * 64 + m.to_square], reverse=True)
+    yield from quiets
+
+    # Stage 5: captures that lose material, and under-promotions.
+    yield from bad

@@ -1,0 +1,35 @@
+"""Time manager: how long to think about this move. Pure calculation, no clock reading."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import chess
+
+from engine.types import Limits
+
+MOVE_HORIZON = 35          # moves assumed left when the clock has no moves-to-go
+INCREMENT_SHARE = 0.8      # part of the increment spent on this move
+MAX_STRETCH = 4.0          # the hard limit may reach this multiple of the optimum
+MAX_CLOCK_SHARE = 0.7      # ... but never more than this part of the clock
+MIN_THINK = 0.005          # seconds: never plan less than this
+
+
+def time_budget(limits: Limits, turn: chess.Color, overhead: float) -> tuple[Optional[float], Optional[float]]:
+    """(optimum, maximum) seconds for this move: optimum = don't start another
+    iteration past it, maximum = abort the search. (None, None) means no limit."""
+    if limits.movetime is not None:
+        t = max(MIN_THINK, limits.movetime - overhead)
+        return t, t
+    clock = limits.wtime if turn == chess.WHITE else limits.btime
+    if clock is None:
+        return None, None
+    inc = limits.winc if turn == chess.WHITE else limits.binc
+    moves_left = MOVE_HORIZON if not limits.movestogo else min(limits.movestogo, MOVE_HORIZON)
+    usable = max(0.0, clock - overhead)
+    optimum = usable / moves_left + inc * INCREMENT_SHARE
+    maximum = min(optimum * MAX_STRETCH, usable * MAX_CLOCK_SHARE)
+    if limits.movestogo == 1:
+        maximum = usable * MAX_CLOCK_SHARE
+    optimum = min(optimum, maximum)
+    return max(MIN_THINK, optimum), max(MIN_THINK, maximum)

@@ -1,0 +1,94 @@
+"""Score constants, bounds, mate-score helpers and search limits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Optional
+
+import chess
+
+MAX_PLY = 128
+MATE = 32000
+INF = 32001
+MATE_BOUND = MATE - 2 * MAX_PLY  # scores beyond this are mates
+DRAW = 0
+
+
+class Bound(IntEnum):
+    """Kind of score stored in the transposition table."""
+
+    NONE = 0
+    UPPER = 1  # fail-low: true score <= stored score
+    LOWER = 2  # fail-high: true score >= stored score
+    EXACT = 3
+
+
+def mate_in(ply: int) -> int:
+    """Score of delivering mate `ply` plies from the root."""
+    return MATE - ply
+
+
+def mated_in(ply: int) -> int:
+    """Score of being mated `ply` plies from the root."""
+    return -MATE + ply
+
+
+def is_mate_score(score: int) -> bool:
+    """True when the score announces a forced mate for either side."""
+    return abs(score) >= MATE_BOUND
+
+
+def mate_moves(score: int) -> int:
+    """Moves to mate (positive: we mate, negative: we are mated), UCI style."""
+    if score > 0:
+        return (MATE - score + 1) // 2
+    return -((MATE + score) // 2)
+
+
+def value_to_tt(score: int, ply: int) -> int:
+    """Make a mate score relative to the node (not the root) before storing it."""
+    if score >= MATE_BOUND:
+        return score + ply
+    if score <= -MATE_BOUND:
+        return score - ply
+    return score
+
+
+def value_from_tt(score: int, ply: int) -> int:
+    """Turn a node-relative mate score from the table back into a root-relative one."""
+    if score >= MATE_BOUND:
+        return score - ply
+    if score <= -MATE_BOUND:
+        return score + ply
+    return score
+
+
+@dataclass
+class Limits:
+    """What bounds a search. Times are in seconds; None means no such limit."""
+
+    movetime: Optional[float] = None
+    """Search exactly this long (minus the move overhead)."""
+    wtime: Optional[float] = None
+    """White's remaining clock time."""
+    btime: Optional[float] = None
+    """Black's remaining clock time."""
+    winc: float = 0.0
+    """White's increment per move."""
+    binc: float = 0.0
+    """Black's increment per move."""
+    movestogo: Optional[int] = None
+    """Moves until the next time control (None: sudden death)."""
+    depth: Optional[int] = None
+    """Search no deeper than this many plies."""
+    nodes: Optional[int] = None
+    """Search no more than this many nodes."""
+    mate: Optional[int] = None
+    """Stop once a mate in this many moves (or fewer) is found."""
+    infinite: bool = False
+    """Search until stopped."""
+    ponder: bool = False
+    """Start in ponder mode: no time limit until ponderhit."""
+    searchmoves: list[chess.Move] = field(default_factory=list)
+    """Restrict the root to these moves (empty: all legal moves)."""

@@ -166,6 +166,9 @@ BISHOP_PAIR_MG, BISHOP_PAIR_EG = 25, 50
 ROOK_OPEN_MG, ROOK_OPEN_EG = 25, 10
 ROOK_HALF_OPEN_MG, ROOK_HALF_OPEN_EG = 12, 6
 TEMPO = 10
+PROMOTION_FLAG = 32
+RANK_2 = np.uint64(0xFF00)
+RANK_7 = np.uint64(0x00FF000000000000)
 
 
 def _file_masks() -> np.ndarray:
@@ -221,7 +224,7 @@ SHIELD = _shield_masks()
 
 @njit(cache=True)
 def _side_terms(color, own, enemy, pawns, knights, bishops, rooks, queens, kings, occ, enemy_pawn_att):
-    """One side's (mg, eg, phase) terms, from that side's point of view."""
+    """One side's (mg, eg, phase, attacked squares) terms, from that side's point of view."""
     mg = 0
     eg = 0
     phase = 0
@@ -232,6 +235,7 @@ def _side_terms(color, own, enemy, pawns, knights, bishops, rooks, queens, kings
     king_zone = KING_ATTACKS[enemy_king_sq] | (ONE << enemy_king_sq)
     attack_units = 0
     attackers = 0
+    all_att = KING_ATTACKS[lsb(kings & own)]
     pieces = (pawns, knights, bishops, rooks, queens, kings)
     for kind in range(6):
         bb = pieces[kind] & own
@@ -272,6 +276,7 @@ def _side_terms(color, own, enemy, pawns, knights, bishops, rooks, queens, kings
                     eg += ROOK_HALF_OPEN_EG
             else:
                 att = bishop_attacks(sq, occ) | rook_attacks(sq, occ)
+            all_att |= att
             # Mobility.
             mob = np.int64(popcount(att & mobility_area))
             mg += (mob - MOBILITY_BASE[kind]) * MOBILITY_MG[kind]
@@ -301,7 +306,7 @@ def _side_terms(color, own, enemy, pawns, knights, bishops, rooks, queens, kings
     king_sq = lsb(kings & own)
     mg += SHIELD_NEAR_MG * np.int64(popcount(SHIELD[color, 0, king_sq] & own_pawns))
     mg += SHIELD_FAR_MG * np.int64(popcount(SHIELD[color, 1, king_sq] & own_pawns))
-    return mg, eg, phase
+    return mg, eg, phase, all_att
 
 
 @njit(
@@ -310,14 +315,22 @@ def _side_terms(color, own, enemy, pawns, knights, bishops, rooks, queens, kings
     nogil=True,
 )
 def evaluate_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn):
-    """Score in centipawns from the side to move's point of view."""
+    """Score from the side to move's view, packed with capture hints: score << 8 | flags.
+
+    flags bit (t - 1) is set when the side to move attacks an enemy piece of
+    python-chess type t (pawn 1 .. queen 5), and PROMOTION_FLAG when it has a
+    pawn on its seventh rank: the quiescence search skips move generation when
+    no capture can matter. Use evaluate() for the plain score.
+    """
     occ = white | black
     if not (kings & white) or not (kings & black):
         return 0  # not a real position; the search never gets here
     white_pawn_att = white_pawn_attacks(pawns & white)
     black_pawn_att = black_pawn_attacks(pawns & black)
-    w_mg, w_eg, w_phase = _side_terms(0, white, black, pawns, knights, bishops, rooks, queens, kings, occ, black_pawn_att)
-    b_mg, b_eg, b_phase = _side_terms(1, black, white, pawns, knights, bishops, rooks, queens, kings, occ, white_pawn_att)
+    w_mg, w_eg, w_phase, w_att = _side_terms(0, white, black, pawns, knights, bishops, rooks, queens, kings, occ,
+                                             black_pawn_att)
+    b_mg, b_eg, b_phase, b_att = _side_terms(1, black, white, pawns, knights, bishops, rooks, queens, kings, occ,
+                                             white_pawn_att)
     phase = w_phase + b_phase
     if turn:
         mg = w_mg - b_mg
@@ -334,7 +347,23 @@ def evaluate_kernel(pawns, knights, bishops, rooks, queens, kings, black, white,
         non_pawn = (knights | bishops | rooks | queens)
         if popcount(non_pawn & strong) <= ONE and not ((rooks | queens) & strong):
             score //= 8
-    return score + TEMPO
+    # Capture hints for the side to move.
+    if turn:
+        att = w_att | white_pawn_att
+        victims = black
+        promoting = pawns & white & RANK_7
+    else:
+        att = b_att | black_pawn_att
+        victims = white
+        promoting = pawns & black & RANK_2
+    flags = 0
+    pieces = (pawns, knights, bishops, rooks, queens)
+    for kind in range(5):
+        if att & victims & pieces[kind]:
+            flags |= 1 << kind
+    if promoting:
+        flags |= PROMOTION_FLAG
+    return (score + TEMPO) * 256 + flags
 
 
 def evaluate(board: chess.Board) -> int:
@@ -343,4 +372,4 @@ def evaluate(board: chess.Board) -> int:
     return evaluate_kernel(
         board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
         black, white, board.turn,
-    )
+    ) >> 8

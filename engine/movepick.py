@@ -36,10 +36,10 @@ def decode(code: int) -> chess.Move:
     return move
 
 
-def capture_moves(board: chess.Board) -> list[chess.Move]:
-    """Legal captures and non-capturing promotions, ordered by MVV-LVA (promotions by piece)."""
+def capture_moves(board: chess.Board, to_mask: int = chess.BB_ALL) -> list[chess.Move]:
+    """Legal captures (onto to_mask) and non-capturing promotions, by MVV-LVA (promotions by piece)."""
     us = board.turn
-    moves = list(board.generate_legal_captures())
+    moves = list(board.generate_legal_captures(chess.BB_ALL, to_mask))
     promoting = board.pawns & board.occupied_co[us] & PROMOTION_RANK[us]
     if promoting:
         moves.extend(board.generate_legal_moves(promoting, ~board.occupied))
@@ -71,8 +71,13 @@ def pick_moves(
     tt_move: Optional[chess.Move],
     killers: Sequence[Optional[chess.Move]],
     history: list[int],
+    no_captures: bool = False,
 ) -> Iterator[chess.Move]:
-    """Yield every legal move of the board exactly once, in staged order."""
+    """Yield every legal move of the board exactly once, in staged order.
+
+    no_captures: the caller knows (from the evaluation's attack maps) that the
+    side to move has no capture, promotion or en passant, so stage 2 is skipped.
+    """
     # Stage 1: the TT move, if it is legal here (a key collision can store anything).
     if tt_move is not None:
         if board.is_legal(tt_move):
@@ -82,7 +87,7 @@ def pick_moves(
 
     # Stage 2: good captures and queen promotions; keep the losing ones for the last stage.
     bad = []
-    for move in capture_moves(board):
+    for move in () if no_captures else capture_moves(board):
         if move == tt_move:
             continue
         if is_good_capture(board, move):

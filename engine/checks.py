@@ -1,0 +1,66 @@
+"""Does a move give check? A Numba kernel, ~5x cheaper than push + is_check + pop."""
+
+from __future__ import annotations
+
+import chess
+from numba import njit
+
+from engine.bits import KNIGHT_ATTACKS, ONE, PAWN_ATTACKS, U64, bishop_attacks, lsb, rook_attacks
+
+
+@njit(
+    "boolean(uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean, int64, int64, int64, int64)",
+    cache=True,
+    nogil=True,
+)
+def gives_check_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn,
+                       from_sq, to_sq, piece, promotion):
+    """True when moving `piece` (python-chess type) from from_sq to to_sq checks the enemy king.
+
+    Covers quiet moves, captures and promotions, with direct and discovered
+    checks. Not for castling or en passant (callers ask python-chess for those).
+    """
+    from_bb = ONE << U64(from_sq)
+    to_bb = ONE << U64(to_sq)
+    own = white if turn else black
+    enemy = black if turn else white
+    king = kings & enemy
+    if not king:
+        return False
+    ksq = lsb(king)
+    occ = ((white | black) & ~from_bb) | to_bb
+    own_after = (own & ~from_bb) | to_bb
+    kind = promotion if promotion else piece
+    # Direct check by the moved (or promoted) piece.
+    if kind == 1:
+        if PAWN_ATTACKS[1 if turn else 0, to_sq] & king:
+            return True
+    elif kind == 2:
+        if KNIGHT_ATTACKS[to_sq] & king:
+            return True
+    elif kind == 3 or kind == 5:
+        if bishop_attacks(to_sq, occ) & king:
+            return True
+    if kind == 4 or kind == 5:
+        if rook_attacks(to_sq, occ) & king:
+            return True
+    # Discovered check by a slider that was behind the moved piece.
+    diag = (bishops | queens) & own_after & ~to_bb
+    orth = (rooks | queens) & own_after & ~to_bb
+    if bishop_attacks(ksq, occ) & diag:
+        return True
+    if rook_attacks(ksq, occ) & orth:
+        return True
+    return False
+
+
+def gives_check(board: chess.Board, move: chess.Move) -> bool:
+    """True when the (legal) move checks the opponent's king."""
+    piece = board.piece_type_at(move.from_square)
+    if piece == chess.KING or piece is None or board.is_en_passant(move):
+        return board.gives_check(move)
+    black, white = board.occupied_co
+    return bool(gives_check_kernel(
+        board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings, black, white,
+        board.turn, move.from_square, move.to_square, piece, move.promotion or 0,
+    ))

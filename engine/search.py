@@ -1,0 +1,553 @@
+"""The searcher: iterative deepening, aspiration windows, PVS alpha-beta and quiescence.
+
+All search state (TT, histories, counters, the stop flag) lives in one Searcher,
+so two searches can run side by side. The searcher prints nothing: it reports
+each finished iteration through a callback and returns a SearchResult.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import chess
+
+from engine.checks import gives_check_kernel
+from engine.evaluate import PROMOTION_FLAG, evaluate_kernel
+from engine.history import History
+from engine.movepick import capture_moves, decode, encode, is_good_capture, pick_moves
+from engine.timeman import time_budget
+from engine.tt import TranspositionTable
+from engine.types import (
+    DRAW, INF, MATE, MATE_BOUND, MAX_PLY, Bound, Limits, mate_in, mated_in, value_from_tt, value_to_tt,
+)
+from engine.zobrist import zobrist_kernel
+
+POLL_INTERVAL = 256        # nodes between checks of the clock and the stop flag
+ASPIRATION_DEPTH = 4       # first depth searched with an aspiration window
+ASPIRATION_DELTA = 25      # initial half-width of the window, centipawns
+RFP_DEPTH = 6              # reverse futility pruning up to this depth ...
+RFP_MARGIN = 90            # ... when eval - margin * depth still beats beta
+NMP_DEPTH = 3              # null-move pruning from this depth
+FUTILITY_DEPTH = 5         # futility pruning of quiet moves up to this depth ...
+FUTILITY_MARGIN = 110      # ... when eval + margin * depth cannot reach alpha
+LMP_BASE = 3               # late move pruning: quiets after LMP_BASE + depth^2 moves
+LMR_DEPTH = 3              # late move reductions from this depth ...
+LMR_MOVES = 3              # ... after this many moves
+DELTA_MARGIN = 200         # quiescence delta pruning margin
+SEE_QUIET_MARGIN = 60      # quiet moves losing more than margin * depth by SEE are pruned
+SINGLE_MOVE_DEPTH = 4      # with one legal move, a timed search stops at this depth
+MATE_EXTRA_DEPTH = 4       # plies searched past a found mate before stopping
+SOFT_STOP_SHARE = 0.6      # don't start an iteration after this share of the optimum time
+
+# LMR table: reduction for (depth, move number), the usual log * log shape.
+LMR_TABLE = [[0] * 64 for _ in range(64)]
+for _d in range(1, 64):
+    for _m in range(1, 64):
+        LMR_TABLE[_d][_m] = int(0.75 + math.log(_d) * math.log(_m) / 2.25)
+
+# Values for quiescence delta pruning, by python-chess piece type.
+PIECE_VALUE = (0, 100, 320, 330, 500, 900, 0)
+NULL_MOVE = chess.Move.null()
+
+
+class SearchAborted(Exception):
+    """Raised inside the tree when the search must stop (time, nodes, or stop)."""
+
+
+@dataclass
+class SearchInfo:
+    """What one finished (or bounded) iteration found."""
+
+    depth: int
+    seldepth: int
+    score: int
+    bound: str  # "exact", "lower" (fail high) or "upper" (fail low)
+    nodes: int
+    time: float
+    hashfull: int
+    pv: list[chess.Move]
+
+    @property
+    def nps(self) -> int:
+        """Nodes per second so far."""
+        return int(self.nodes / self.time) if self.time > 0 else 0
+
+    @property
+    def mate(self) -> Optional[int]:
+        """Moves to mate (negative when being mated), or None for a centipawn score."""
+        if abs(self.score) < MATE_BOUND:
+            return None
+        if self.score > 0:
+            return (MATE - self.score + 1) // 2
+        return -((MATE + self.score) // 2)
+
+
+@dataclass
+class SearchResult:
+    """The outcome of a search."""
+
+    move: Optional[chess.Move]
+    ponder: Optional[chess.Move]
+    score: int
+    depth: int
+    seldepth: int
+    nodes: int
+    time: float
+    pv: list[chess.Move] = field(default_factory=list)
+
+
+def game_keys(board: chess.Board) -> list[int]:
+    """Zobrist keys of the positions before the current one in the board's move stack."""
+    keys = []
+    replay = board.root()
+    for move in board.move_stack:
+        keys.append(position_key(replay))
+        replay.push(move)
+    return keys
+
+
+def position_key(board: chess.Board) -> int:
+    """Zobrist key of the board (Numba kernel over its bitboards)."""
+    ep = board.ep_square
+    return int(zobrist_kernel(
+        board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
+        board.occupied_co[0], board.occupied_co[1], board.turn, board.castling_rights,
+        -1 if ep is None else ep,
+    ))
+
+
+class Searcher:
+    """One chess search engine instance: TT, histories, counters and stop flag."""
+
+    def __init__(self, hash_mb: int = 16) -> None:
+        self.tt = TranspositionTable(hash_mb)
+        self.history = History()
+        self.stop_event = threading.Event()
+        self.move_overhead = 0.030
+        self.nodes = 0
+        self.seldepth = 0
+        self.keys: list[int] = []
+        self.barrier = 0
+        self.pv_table: list[list[chess.Move]] = [[] for _ in range(MAX_PLY + 2)]
+        self.pondering = False
+        self._start = 0.0
+        self._optimum: Optional[float] = None
+        self._maximum: Optional[float] = None
+        self._limits = Limits()
+        self._next_poll = POLL_INTERVAL
+        self._node_limit = 0
+        self._completed_depth = 0
+        self._root_best: Optional[chess.Move] = None
+        self._root_moves: Optional[set[chess.Move]] = None
+
+    # ----------------------------------------------------------------- control
+    def new_game(self) -> None:
+        """Forget everything learned: clear the TT and the histories."""
+        self.tt.clear()
+        self.history.clear()
+
+    def resize_hash(self, megabytes: int) -> None:
+        """Resize (and clear) the transposition table."""
+        self.tt.resize(megabytes)
+
+    def stop(self) -> None:
+        """Ask a running search to stop as soon as possible (thread-safe)."""
+        self.stop_event.set()
+
+    def ponderhit(self) -> None:
+        """The opponent played the pondered move: the clock starts now."""
+        self._start = time.perf_counter()
+        self.pondering = False
+
+    # ------------------------------------------------------- iterative deepening
+    def search(
+        self,
+        board: chess.Board,
+        limits: Optional[Limits] = None,
+        on_info: Optional[Callable[[SearchInfo], None]] = None,
+    ) -> SearchResult:
+        """Search the position within the limits and return the best move found."""
+        limits = limits or Limits()
+        self._start = time.perf_counter()
+        self.stop_event.clear()
+        self.pondering = limits.ponder
+        self._limits = limits
+        self.nodes = 0
+        self.seldepth = 0
+        self._completed_depth = 0
+        self._node_limit = limits.nodes if limits.nodes is not None else 0
+        self._next_poll = min(POLL_INTERVAL, self._node_limit) if self._node_limit else POLL_INTERVAL
+        self.tt.new_search()
+        self.history.clear_killers()
+        self.keys = game_keys(board)
+        self.barrier = 0
+        root = board.copy(stack=False)
+
+        legal = list(root.legal_moves)
+        if limits.searchmoves:
+            wanted = [m for m in legal if m in limits.searchmoves]
+            legal = wanted or legal
+        self._root_moves = set(legal) if len(legal) != root.legal_moves.count() else None
+        if not legal:
+            score = mated_in(0) if root.is_check() else DRAW
+            return SearchResult(None, None, score, 0, 0, 0, 0.0, [])
+
+        self._optimum, self._maximum = time_budget(limits, root.turn, self.move_overhead)
+        max_depth = min(limits.depth, MAX_PLY - 1) if limits.depth else MAX_PLY - 1
+        timed = self._maximum is not None
+        best_move = legal[0]
+        best_score = 0
+        pv: list[chess.Move] = [best_move]
+        depth_done = 0
+        score = 0
+
+        for depth in range(1, max_depth + 1):
+            self._root_best = None
+            try:
+                score = self._aspiration(root, depth, score, on_info)
+            except SearchAborted:
+                # Keep the last completed iteration's move, unless this iteration
+                # already finished a different root move with a better score.
+                if self._root_best is not None and self._root_best != best_move:
+                    best_move = self._root_best
+                    pv = [best_move]
+                break
+            depth_done = depth
+            self._completed_depth = depth
+            pv = list(self.pv_table[0]) or [best_move]
+            best_move = pv[0]
+            best_score = score
+            if on_info is not None:
+                on_info(self._info(depth, score, "exact", pv))
+            # Stop conditions between iterations.
+            if limits.mate and score >= mate_in(2 * limits.mate - 1):
+                break
+            # A proven mate (either way) will not change with more depth.
+            if abs(score) >= MATE_BOUND and depth >= 2 * (MATE - abs(score)) + MATE_EXTRA_DEPTH:
+                break
+            if self.stop_event.is_set():
+                break
+            if timed and not self.pondering:
+                elapsed = time.perf_counter() - self._start
+                if len(legal) == 1 and depth >= SINGLE_MOVE_DEPTH:
+                    break
+                if self._optimum is not None and elapsed > self._optimum * SOFT_STOP_SHARE:
+                    break
+
+        elapsed = time.perf_counter() - self._start
+        ponder = pv[1] if len(pv) > 1 and pv[0] == best_move else None
+        return SearchResult(best_move, ponder, best_score, depth_done, self.seldepth, self.nodes, elapsed,
+                            pv if pv[0] == best_move else [best_move])
+
+    def _aspiration(self, root: chess.Board, depth: int, prev: int,
+                    on_info: Optional[Callable[[SearchInfo], None]]) -> int:
+        """Search the root with a window around the previous score, widening on failure."""
+        if depth < ASPIRATION_DEPTH or abs(prev) >= MATE_BOUND:
+            return self._negamax(root, depth, -INF, INF, 0, True, False)
+        delta = ASPIRATION_DELTA
+        alpha, beta = max(prev - delta, -INF), min(prev + delta, INF)
+        while True:
+            score = self._negamax(root, depth, alpha, beta, 0, True, False)
+            if score <= alpha:
+                beta = (alpha + beta) // 2
+                alpha = max(score - delta, -INF)
+                bound = "upper"
+            elif score >= beta:
+                beta = min(score + delta, INF)
+                bound = "lower"
+            else:
+                return score
+            if on_info is not None and time.perf_counter() - self._start > 1.0:
+                on_info(self._info(depth, score, bound, list(self.pv_table[0])))
+            delta += delta // 2 + 5
+            if delta > 1000:
+                alpha, beta = -INF, INF
+
+    def _info(self, depth: int, score: int, bound: str, pv: list[chess.Move]) -> SearchInfo:
+        """A progress report for the callback."""
+        return SearchInfo(depth, self.seldepth, score, bound, self.nodes, time.perf_counter() - self._start,
+                          self.tt.hashfull(), pv)
+
+    def _poll(self) -> None:
+        """Every POLL_INTERVAL nodes: abort on stop, node limit or hard time limit."""
+        nodes = self.nodes
+        self._next_poll = nodes + POLL_INTERVAL
+        if self._node_limit:
+            if nodes >= self._node_limit:
+                raise SearchAborted
+            self._next_poll = min(self._next_poll, self._node_limit)
+        if self.stop_event.is_set():
+            raise SearchAborted
+        if (self._maximum is not None and not self.pondering and self._completed_depth >= 1
+                and time.perf_counter() - self._start >= self._maximum):
+            raise SearchAborted
+
+    # ------------------------------------------------------------------ search
+    def _negamax(self, board: chess.Board, depth: int, alpha: int, beta: int, ply: int,
+                 pv_node: bool, null_ok: bool) -> int:
+        """Fail-soft principal variation search; returns the score from the side to move's view."""
+        # Step 1. At the horizon, resolve captures with the quiescence search.
+        if depth <= 0:
+            return self._qsearch(board, alpha, beta, ply)
+        self.nodes += 1
+        if self.nodes >= self._next_poll:
+            self._poll()
+        if pv_node:
+            self.pv_table[ply] = []
+            if ply > self.seldepth:
+                self.seldepth = ply
+        root = ply == 0
+        occupied_co = board.occupied_co
+        ep = board.ep_square
+        key = int(zobrist_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
+                                 board.kings, occupied_co[0], occupied_co[1], board.turn,
+                                 board.castling_rights, -1 if ep is None else ep))
+        keys = self.keys
+
+        # Step 2. Draws (repetition, fifty moves, bare material) and mate-distance pruning.
+        if not root:
+            halfmove = board.halfmove_clock
+            if halfmove >= 4:
+                n = len(keys)
+                lowest = max(n - halfmove, self.barrier)
+                i = n - 4
+                while i >= lowest:
+                    if keys[i] == key:
+                        return DRAW
+                    i -= 2
+                if halfmove >= 100 and (not board.is_check() or any(board.generate_legal_moves())):
+                    return DRAW
+            if board.occupied.bit_count() <= 4 and board.is_insufficient_material():
+                return DRAW
+            if ply >= MAX_PLY - 1:
+                return self._evaluate(board)
+            alpha = max(alpha, mated_in(ply))
+            beta = min(beta, mate_in(ply + 1))
+            if alpha >= beta:
+                return alpha
+        in_check = board.is_check()
+
+        # Step 3. Transposition table: a cut-off outside PV nodes, else a move to try first.
+        tt_move = None
+        static_eval = None
+        entry = self.tt.probe(key)
+        if entry:
+            code = entry & 0xFFFF
+            if code:
+                tt_move = decode(code)
+            tt_score = value_from_tt(((entry >> 16) & 0xFFFF) - 32768, ply)
+            tt_bound = (entry >> 56) & 3
+            if not pv_node and (entry >> 48) & 255 >= depth and (
+                tt_bound == Bound.EXACT
+                or (tt_bound == Bound.LOWER and tt_score >= beta)
+                or (tt_bound == Bound.UPPER and tt_score <= alpha)
+            ):
+                return tt_score
+            static_eval = ((entry >> 32) & 0xFFFF) - 32768
+
+        # Step 4. Static evaluation, for the pruning decisions below, and capture hints.
+        no_captures = False
+        if in_check:
+            static_eval = -INF
+        else:
+            packed = evaluate_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
+                                     board.kings, occupied_co[0], occupied_co[1], board.turn)
+            if static_eval is None or static_eval == -INF:
+                static_eval = packed >> 8
+            no_captures = not (packed & 255) and ep is None
+
+        if not pv_node and not in_check:
+            # Step 5. Reverse futility pruning: far above beta at low depth, assume a cut.
+            if depth <= RFP_DEPTH and static_eval - RFP_MARGIN * depth >= beta and beta > -MATE_BOUND:
+                return static_eval
+            # Step 6. Null move pruning: give a free move; if still >= beta, cut.
+            if (null_ok and depth >= NMP_DEPTH and static_eval >= beta
+                    and occupied_co[board.turn] & ~(board.pawns | board.kings)):
+                reduction = 3 + depth // 4 + min((static_eval - beta) // 200, 3)
+                keys.append(key)
+                barrier = self.barrier
+                self.barrier = len(keys)
+                board.push(NULL_MOVE)
+                try:
+                    score = -self._negamax(board, depth - 1 - reduction, -beta, -beta + 1, ply + 1, False, False)
+                finally:
+                    board.pop()
+                    keys.pop()
+                    self.barrier = barrier
+                if score >= beta:
+                    return beta if score >= MATE_BOUND else score
+
+        # Step 7. Internal iterative reduction: without a TT move, search a ply less.
+        if tt_move is None and depth >= 4:
+            depth -= 1
+
+        # Step 8. The move loop.
+        us = board.turn
+        history = self.history
+        killers = history.killers[ply]
+        alpha_orig = alpha
+        best_score = -INF
+        best_move: Optional[chess.Move] = None
+        legal_count = 0
+        searched = 0
+        quiets_tried: list[chess.Move] = []
+        root_moves = self._root_moves if root else None
+        prune_ok = not root and not in_check
+        lmp_limit = LMP_BASE + depth * depth
+        futile = prune_ok and depth <= FUTILITY_DEPTH and static_eval + FUTILITY_MARGIN * depth <= alpha
+        keys.append(key)
+        try:
+            for move in pick_moves(board, tt_move, killers, history.butterfly, no_captures):
+                if root_moves is not None and move not in root_moves:
+                    continue
+                legal_count += 1
+                is_quiet = not move.promotion and not board.is_capture(move)
+                # Step 9. Shallow-depth pruning of quiet moves (not checks) once a move has been searched.
+                if (prune_ok and is_quiet and best_score > -MATE_BOUND
+                        and (futile or (depth <= 3 and searched >= lmp_limit))):
+                    piece = board.piece_type_at(move.from_square)
+                    if piece == chess.KING or not gives_check_kernel(
+                            board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
+                            occupied_co[0], occupied_co[1], us, move.from_square, move.to_square, piece, 0):
+                        continue
+                board.push(move)
+                gives_check = board.is_check()
+                if pv_node:
+                    self.pv_table[ply + 1] = []
+                new_depth = depth - 1 + (1 if gives_check else 0)  # check extension
+                if searched == 0:
+                    score = -self._negamax(board, new_depth, -beta, -alpha, ply + 1, pv_node, True)
+                else:
+                    # Step 10. Late move reductions, then a null-window search, re-searched on success.
+                    reduction = 0
+                    if depth >= LMR_DEPTH and searched >= LMR_MOVES and is_quiet and not in_check and not gives_check:
+                        reduction = LMR_TABLE[min(depth, 63)][min(searched, 63)]
+                        if pv_node:
+                            reduction -= 1
+                        if move == killers[0] or move == killers[1]:
+                            reduction -= 1
+                        reduction = max(0, min(reduction, new_depth - 1))
+                    score = -self._negamax(board, new_depth - reduction, -alpha - 1, -alpha, ply + 1, False, True)
+                    if score > alpha and reduction:
+                        score = -self._negamax(board, new_depth, -alpha - 1, -alpha, ply + 1, False, True)
+                    if pv_node and alpha < score < beta:
+                        score = -self._negamax(board, new_depth, -beta, -alpha, ply + 1, True, True)
+                board.pop()
+                searched += 1
+
+                if score > best_score:
+                    best_score = score
+                    if score > alpha:
+                        best_move = move
+                        if pv_node:
+                            self.pv_table[ply] = [move] + self.pv_table[ply + 1]
+                        if root:
+                            self._root_best = move
+                        if score >= beta:
+                            if is_quiet:
+                                history.update(us, move, quiets_tried, depth, ply)
+                            break
+                        alpha = score
+                if is_quiet:
+                    quiets_tried.append(move)
+        finally:
+            keys.pop()
+
+        # Step 11. No legal move: mate or stalemate.
+        if legal_count == 0:
+            return mated_in(ply) if in_check else DRAW
+
+        # Step 12. Remember the result.
+        if best_score >= beta:
+            bound = Bound.LOWER
+        elif best_move is not None and best_score > alpha_orig:
+            bound = Bound.EXACT
+        else:
+            bound = Bound.UPPER
+        self.tt.store(key, encode(best_move) if best_move is not None else 0, value_to_tt(best_score, ply),
+                      static_eval if -MATE_BOUND < static_eval < MATE_BOUND else 0, depth, bound)
+        return best_score
+
+    def _qsearch(self, board: chess.Board, alpha: int, beta: int, ply: int) -> int:
+        """Quiescence search: captures and promotions (all evasions in check), with stand-pat."""
+        self.nodes += 1
+        if self.nodes >= self._next_poll:
+            self._poll()
+        if ply > self.seldepth:
+            self.seldepth = ply
+        if ply >= MAX_PLY - 1:
+            return self._evaluate(board)
+
+        in_check = board.is_check()
+        if in_check:
+            # Step 1. In check: every evasion, no stand-pat; no evasion means mate.
+            best_score = -INF
+            moves = list(board.generate_legal_moves())
+            if not moves:
+                return mated_in(ply)
+            stand_pat = -INF
+        else:
+            # Step 2. Stand pat: the side to move may decline every capture.
+            occupied_co = board.occupied_co
+            packed = evaluate_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
+                                     board.kings, occupied_co[0], occupied_co[1], board.turn)
+            stand_pat = packed >> 8
+            if stand_pat >= beta:
+                return stand_pat
+            if stand_pat > alpha:
+                alpha = stand_pat
+            best_score = stand_pat
+            # Step 3. Generate only captures of pieces that could lift the score above alpha
+            # (delta pruning by piece type, from the evaluation's attack maps).
+            flags = packed & 255
+            need = alpha - stand_pat - DELTA_MARGIN
+            if flags & PROMOTION_FLAG:
+                moves = capture_moves(board)
+            else:
+                mask = 0
+                if flags & 16 and need < PIECE_VALUE[chess.QUEEN]:
+                    mask |= board.queens
+                if flags & 8 and need < PIECE_VALUE[chess.ROOK]:
+                    mask |= board.rooks
+                if flags & 4 and need < PIECE_VALUE[chess.BISHOP]:
+                    mask |= board.bishops
+                if flags & 2 and need < PIECE_VALUE[chess.KNIGHT]:
+                    mask |= board.knights
+                if flags & 1 and need < PIECE_VALUE[chess.PAWN]:
+                    mask |= board.pawns
+                if not mask:
+                    return best_score
+                moves = capture_moves(board, mask & occupied_co[not board.turn])
+
+        piece_type_at = board.piece_type_at
+        for move in moves:
+            if not in_check:
+                # Step 4. Delta pruning against the raised alpha.
+                if not move.promotion:
+                    victim = piece_type_at(move.to_square) or chess.PAWN
+                    if stand_pat + PIECE_VALUE[victim] + DELTA_MARGIN <= alpha:
+                        continue
+                # Step 5. Skip captures that lose material, and under-promotions.
+                if not is_good_capture(board, move):
+                    continue
+            board.push(move)
+            score = -self._qsearch(board, -beta, -alpha, ply + 1)
+            board.pop()
+            if score > best_score:
+                best_score = score
+                if score > alpha:
+                    if score >= beta:
+                        break
+                    alpha = score
+        return best_score
+
+    @staticmethod
+    def _evaluate(board: chess.Board) -> int:
+        """Static evaluation from the side to move's view (Numba kernel)."""
+        occupied_co = board.occupied_co
+        return evaluate_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
+                               board.kings, occupied_co[0], occupied_co[1], board.turn) >> 8

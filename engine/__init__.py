@@ -1,0 +1,33 @@
+"""Garfish's engine: search, evaluation, transposition table. Knows nothing of UCI.
+
+    >>> import chess
+    >>> from engine import Searcher, Limits
+    >>> result = Searcher().search(chess.Board(), Limits(depth=4))
+
+Names are imported lazily, so `import engine` alone does not load Numba.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["Searcher", "SearchResult", "SearchInfo", "Limits", "evaluate", "run_bench"]
+
+_LOCATIONS = {
+    "Searcher": "engine.search",
+    "SearchResult": "engine.search",
+    "SearchInfo": "engine.search",
+    "Limits": "engine.types",
+    "evaluate": "engine.evaluate",
+    "run_bench": "engine.bench",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import the public names on first use."""
+    module = _LOCATIONS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'engine' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)

@@ -1,0 +1,56 @@
+"""Perft and divide over python-chess boards, walking the engine's staged move picker.
+
+Every node's moves come from engine.movepick.pick_moves, the generator the
+search uses, so a correct count proves the picker yields each legal move
+exactly once. With `hints=True` each node also gets a TT move and two killers
+as the search would: moves the same side played two plies up, often legal
+here and often not, so the picker's validation and de-duplication are counted too.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import chess
+
+from engine.movepick import pick_moves
+
+Hint = tuple[Optional[chess.Move], Optional[chess.Move], Optional[chess.Move]]
+_NONE: Hint = (None, None, None)
+_NO_HISTORY = [0] * 8192
+
+
+def perft(board: chess.Board, depth: int, hints: bool = False) -> int:
+    """Number of leaf positions `depth` plies below the board."""
+    recent: Optional[list[Hint]] = [_NONE] * (depth + 1) if hints else None
+    return _perft(board, depth, recent, 0)
+
+
+def _perft(board: chess.Board, depth: int, recent: Optional[list[Hint]], ply: int) -> int:
+    """Recursive perft; recent[p] holds the last three moves played at ply p."""
+    if depth <= 0:
+        return 1
+    tt_move, killer1, killer2 = recent[ply - 2] if recent is not None and ply >= 2 else _NONE
+    moves = pick_moves(board, tt_move, (killer1, killer2), _NO_HISTORY)
+    if depth == 1:
+        return sum(1 for _ in moves)
+    nodes = 0
+    for move in moves:
+        board.push(move)
+        nodes += _perft(board, depth - 1, recent, ply + 1)
+        board.pop()
+        if recent is not None:
+            last = recent[ply]
+            recent[ply] = (move, last[0], last[1])
+    return nodes
+
+
+def divide(board: chess.Board, depth: int) -> list[tuple[chess.Move, int]]:
+    """Perft split by root move, in the picker's order."""
+    board = board.copy()
+    result = []
+    for move in pick_moves(board, None, (None, None), _NO_HISTORY):
+        board.push(move)
+        result.append((move, perft(board, depth - 1)))
+        board.pop()
+    return result

@@ -1,0 +1,1 @@
+"""Garfish's UCI front end: parses commands, dispatches them to the engine, prints replies."""

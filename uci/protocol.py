@@ -1,0 +1,452 @@
+"""The UCI conversation: read commands, keep the position, run searches on a worker thread.
+
+The main thread owns stdin and answers at once (`isready` included) while a
+worker thread searches. The engine (Numba kernels) loads on a background
+thread at start-up so that `uciok` never waits for it; `isready` and `go` do.
+Every reply goes through send(), which flushes, from either thread.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import traceback
+from typing import Any, Callable, Optional, TextIO
+
+import chess
+import chess.polyglot
+
+from uci.options import OPTIONS, OptionError, find_option
+
+ENGINE_NAME = "Garfish 0.1.0"
+ENGINE_AUTHOR = "the Garfish developers"
+
+GO_INT_PARAMS = ("wtime", "btime", "winc", "binc", "movestogo", "depth", "nodes", "mate", "movetime", "perft")
+GO_FLAGS = ("infinite", "ponder")
+GO_KEYWORDS = GO_INT_PARAMS + GO_FLAGS + ("searchmoves",)
+
+# Positions python-chess can represent but no search should be asked to play from.
+FATAL_STATUS = (
+    chess.STATUS_EMPTY | chess.STATUS_NO_WHITE_KING | chess.STATUS_NO_BLACK_KING | chess.STATUS_TOO_MANY_KINGS
+    | chess.STATUS_PAWNS_ON_BACKRANK | chess.STATUS_OPPOSITE_CHECK
+)
+STATUS_TEXT = {
+    chess.STATUS_EMPTY: "the board is empty",
+    chess.STATUS_NO_WHITE_KING: "white has no king",
+    chess.STATUS_NO_BLACK_KING: "black has no king",
+    chess.STATUS_TOO_MANY_KINGS: "too many kings",
+    chess.STATUS_PAWNS_ON_BACKRANK: "pawns on the first or last rank",
+    chess.STATUS_OPPOSITE_CHECK: "the side not to move is in check",
+}
+
+
+class UciError(ValueError):
+    """Bad input from the GUI: reported as `info string`, never fatal."""
+
+
+def parse_position(args: list[str], chess960: bool) -> chess.Board:
+    """Build the board a `position` command describes, or raise UciError; never half-applied."""
+    if not args:
+        raise UciError("position needs 'startpos' or 'fen <FEN>'")
+    if "moves" in args:
+        split = args.index("moves")
+        spec, moves = args[:split], args[split + 1:]
+    else:
+        spec, moves = args, []
+    if spec[0] == "startpos":
+        if len(spec) > 1:
+            raise UciError(f"unexpected '{' '.join(spec[1:])}' after startpos")
+        board = chess.Board(chess960=chess960)
+    elif spec[0] == "fen":
+        fen = " ".join(spec[1:])
+        if not fen:
+            raise UciError("position fen needs a FEN")
+        try:
+            board = chess.Board(fen, chess960=chess960)
+        except ValueError as exc:
+            raise UciError(f"invalid FEN '{fen}': {exc}") from None
+        status = board.status()
+        if status & FATAL_STATUS:
+            reasons = [text for flag, text in STATUS_TEXT.items() if status & flag]
+            raise UciError(f"invalid position '{fen}': {', '.join(reasons)}")
+        if status & chess.STATUS_INVALID_EP_SQUARE:
+            board.ep_square = None
+        if status & chess.STATUS_BAD_CASTLING_RIGHTS:
+            board.castling_rights = board.clean_castling_rights()
+    else:
+        raise UciError(f"position needs 'startpos' or 'fen', not '{spec[0]}'")
+    for text in moves:
+        try:
+            move = board.parse_uci(text)
+        except ValueError:
+            raise UciError(f"illegal move '{text}' in position command (position unchanged)") from None
+        if not move:
+            raise UciError("null move '0000' in position command (position unchanged)")
+        board.push(move)
+    return board
+
+
+def parse_go(args: list[str], board: chess.Board, warn: Callable[[str], None]) -> dict[str, Any]:
+    """Read `go` parameters into a dict (times in ms, as sent); report and skip malformed ones."""
+    params: dict[str, Any] = {}
+    i = 0
+    while i < len(args):
+        token = args[i]
+        if token in GO_FLAGS:
+            params[token] = True
+            i += 1
+        elif token in GO_INT_PARAMS:
+            if i + 1 >= len(args):
+                warn(f"go {token} needs a number")
+                i += 1
+                continue
+            try:
+                params[token] = int(args[i + 1])
+            except ValueError:
+                try:
+                    params[token] = int(float(args[i + 1]))
+                except ValueError:
+                    warn(f"go {token} needs a number, not '{args[i + 1]}'")
+            i += 2
+        elif token == "searchmoves":
+            i += 1
+            moves = []
+            while i < len(args) and args[i] not in GO_KEYWORDS:
+                try:
+                    moves.append(board.parse_uci(args[i]))
+                except ValueError:
+                    warn(f"searchmoves: '{args[i]}' is not a legal move here")
+                i += 1
+            params["searchmoves"] = moves
+        else:
+            warn(f"unknown go parameter '{token}'")
+            i += 1
+    return params
+
+
+class UciEngine:
+    """State and command handlers of one UCI session."""
+
+    def __init__(self, out: TextIO = sys.stdout) -> None:
+        self.out = out
+        self.out_lock = threading.Lock()
+        self.chess960 = False
+        self.board = chess.Board()
+        self.debug = False
+        self.values: dict[str, Any] = {option.name: option.default for option in OPTIONS}
+        self.searcher: Any = None
+        self.load_error: Optional[str] = None
+        self.loaded = threading.Event()
+        self.search_thread: Optional[threading.Thread] = None
+        self.release = threading.Event()  # lets an infinite/ponder search print its bestmove
+        self.commands: dict[str, Callable[[list[str]], Optional[bool]]] = {
+            "uci": self.cmd_uci,
+            "debug": self.cmd_debug,
+            "isready": self.cmd_isready,
+            "setoption": self.cmd_setoption,
+            "ucinewgame": self.cmd_ucinewgame,
+            "position": self.cmd_position,
+            "go": self.cmd_go,
+            "stop": self.cmd_stop,
+            "ponderhit": self.cmd_ponderhit,
+            "quit": self.cmd_quit,
+            "d": self.cmd_display,
+            "eval": self.cmd_eval,
+            "bench": self.cmd_bench,
+        }
+        threading.Thread(target=self._load, name="garfish-load", daemon=True).start()
+
+    # ---------------------------------------------------------------- plumbing
+    def send(self, line: str) -> None:
+        """Write one line to the GUI and flush (thread-safe)."""
+        with self.out_lock:
+            try:
+                self.out.write(line + "\n")
+                self.out.flush()
+            except (BrokenPipeError, ValueError, OSError):
+                pass  # the GUI has gone; the read loop will see EOF and quit
+
+    def info(self, text: str) -> None:
+        """Send an `info string` line."""
+        self.send("info string " + " ".join(text.split("\n")))
+
+    def _load(self) -> None:
+        """Import and build the engine (Numba kernels load or compile here)."""
+        try:
+            from engine.search import Searcher
+
+            searcher = Searcher(self.values["Hash"])
+            searcher.move_overhead = self.values["Move Overhead"] / 1000.0
+            self.searcher = searcher
+        except Exception:  # reported on isready/go, never swallowed
+            self.load_error = traceback.format_exc()
+        finally:
+            self.loaded.set()
+
+    def wait_loaded(self) -> bool:
+        """Block until the engine is built; False (after reporting why) if it failed."""
+        self.loaded.wait()
+        if self.load_error is not None:
+            self.info("error: the engine failed to load: " + self.load_error.strip().splitlines()[-1])
+            return False
+        return True
+
+    def searching(self) -> bool:
+        """True while a search thread is alive."""
+        return self.search_thread is not None and self.search_thread.is_alive()
+
+    def finish_search(self) -> None:
+        """Stop a running search and wait until it has printed its bestmove."""
+        if self.search_thread is not None:
+            if self.searcher is not None:
+                self.searcher.stop()
+            self.release.set()
+            self.search_thread.join()
+            self.search_thread = None
+
+    def handle(self, line: str) -> bool:
+        """Execute one input line; False when the session should end."""
+        tokens = line.split()
+        if not tokens:
+            return True
+        name, args = tokens[0], tokens[1:]
+        handler = self.commands.get(name)
+        if handler is None:
+            self.info(f"unknown command '{line.strip()[:200]}'")
+            return True
+        try:
+            return handler(args) is not False
+        except UciError as exc:
+            self.info(f"error: {exc}")
+        except Exception as exc:  # a bug: report it and keep the session alive
+            self.info(f"error: {name}: {type(exc).__name__}: {exc}")
+            if self.debug:
+                for text in traceback.format_exc().splitlines():
+                    self.info(text)
+        return True
+
+    def run(self, stream: TextIO) -> None:
+        """Read and execute commands until `quit` or end of input."""
+        while True:
+            try:
+                line = stream.readline()
+            except (UnicodeDecodeError, ValueError) as exc:
+                self.info(f"error: unreadable input: {exc}")
+                continue
+            if not line:
+                self.cmd_quit([])
+                return
+            if not self.handle(line):
+                return
+
+    # ---------------------------------------------------------------- commands
+    def cmd_uci(self, args: list[str]) -> None:
+        """Identify the engine and list its options."""
+        self.send(f"id name {ENGINE_NAME}")
+        self.send(f"id author {ENGINE_AUTHOR}")
+        for option in OPTIONS:
+            self.send(option.declaration())
+        self.send("uciok")
+
+    def cmd_debug(self, args: list[str]) -> None:
+        """debug on|off: extra info strings (tracebacks of internal errors)."""
+        if args and args[0] in ("on", "off"):
+            self.debug = args[0] == "on"
+        else:
+            raise UciError("debug takes 'on' or 'off'")
+
+    def cmd_isready(self, args: list[str]) -> None:
+        """Answer readyok once the engine can search (at once while searching)."""
+        if not self.searching():
+            self.wait_loaded()
+        self.send("readyok")
+
+    def cmd_setoption(self, args: list[str]) -> None:
+        """setoption name <name> [value <value>]."""
+        if not args or args[0] != "name":
+            raise UciError("setoption needs 'name <option> [value <value>]'")
+        if "value" in args:
+            split = args.index("value")
+            name, value = " ".join(args[1:split]), " ".join(args[split + 1:])
+        else:
+            name, value = " ".join(args[1:]), None
+        try:
+            option = find_option(name)
+            parsed = option.parse(value)
+        except OptionError as exc:
+            raise UciError(str(exc)) from None
+        self.finish_search()
+        if option.name == "Clear Hash":
+            if self.wait_loaded():
+                self.searcher.tt.clear()
+            return
+        self.values[option.name] = parsed
+        if option.name == "Threads" and parsed != 1:
+            self.info(f"Threads {parsed}: Garfish searches with one thread")
+        elif option.name == "UCI_Chess960":
+            self.chess960 = bool(parsed)
+            self.board.chess960 = self.chess960
+        elif option.name in ("Hash", "Move Overhead") and self.wait_loaded():
+            if option.name == "Hash":
+                self.searcher.resize_hash(parsed)
+            else:
+                self.searcher.move_overhead = parsed / 1000.0
+
+    def cmd_ucinewgame(self, args: list[str]) -> None:
+        """A new game: clear the TT and histories."""
+        self.finish_search()
+        self.board = chess.Board(chess960=self.chess960)
+        if self.wait_loaded():
+            self.searcher.new_game()
+
+    def cmd_position(self, args: list[str]) -> None:
+        """position startpos|fen <FEN> [moves ...]: all or nothing."""
+        board = parse_position(args, self.chess960)
+        self.finish_search()
+        self.board = board
+
+    def cmd_go(self, args: list[str]) -> None:
+        """Start a search on the worker thread (or run `go perft N`)."""
+        self.finish_search()
+        params = parse_go(args, self.board, lambda text: self.info(f"error: {text}"))
+        if "perft" in params:
+            self.run_perft(params["perft"])
+            return
+        if not self.wait_loaded():
+            self.send("bestmove 0000")
+            return
+        from engine.types import Limits
+
+        def seconds(key: str) -> Optional[float]:
+            value = params.get(key)
+            return None if value is None else max(0, value) / 1000.0
+
+        limits = Limits(
+            movetime=seconds("movetime"),
+            wtime=seconds("wtime"),
+            btime=seconds("btime"),
+            winc=seconds("winc") or 0.0,
+            binc=seconds("binc") or 0.0,
+            movestogo=params.get("movestogo") if params.get("movestogo", 0) > 0 else None,
+            depth=max(1, params["depth"]) if "depth" in params else None,
+            nodes=max(1, params["nodes"]) if "nodes" in params else None,
+            mate=max(1, params["mate"]) if "mate" in params else None,
+            infinite=params.get("infinite", False),
+            ponder=params.get("ponder", False),
+            searchmoves=params.get("searchmoves", []),
+        )
+        if not any((limits.movetime, limits.wtime is not None, limits.btime is not None, limits.depth,
+                    limits.nodes, limits.mate, limits.ponder)):
+            limits.infinite = True  # a bare `go` searches until `stop`
+        self.release.clear()
+        board = self.board.copy()
+        self.search_thread = threading.Thread(target=self._search, args=(board, limits), name="garfish-search",
+                                              daemon=True)
+        self.search_thread.start()
+
+    def _search(self, board: chess.Board, limits: Any) -> None:
+        """Worker thread: search, report, and print exactly one bestmove."""
+        result = None
+        try:
+            result = self.searcher.search(board, limits, on_info=lambda info: self.send(self.info_line(board, info)))
+        except Exception:
+            for text in traceback.format_exc().strip().splitlines():
+                self.info("error: search failed: " + text)
+        if limits.infinite or limits.ponder:
+            self.release.wait()  # UCI: no bestmove before stop (or ponderhit)
+        move = result.move if result is not None else None
+        if move is None or not board.is_legal(move):
+            legal = list(board.legal_moves)
+            move = legal[0] if legal else None
+            if result is not None and result.move is not None:
+                self.info("error: the search returned an illegal move; playing a legal one instead")
+        if move is None:
+            self.send("bestmove 0000")
+            return
+        line = "bestmove " + board.uci(move, chess960=self.chess960)
+        if result is not None and result.ponder is not None and result.move == move:
+            board.push(move)
+            if board.is_legal(result.ponder):
+                line += " ponder " + board.uci(result.ponder, chess960=self.chess960)
+            board.pop()
+        self.send(line)
+
+    def info_line(self, board: chess.Board, info: Any) -> str:
+        """Format a search report as an `info` line (PV moves checked for legality)."""
+        mate = info.mate
+        score = f"mate {mate}" if mate is not None else f"cp {info.score}"
+        if info.bound == "lower":
+            score += " lowerbound"
+        elif info.bound == "upper":
+            score += " upperbound"
+        walk = board.copy(stack=False)
+        pv = []
+        for move in info.pv:
+            if not walk.is_legal(move):
+                break
+            pv.append(walk.uci(move, chess960=self.chess960))
+            walk.push(move)
+        line = (f"info depth {info.depth} seldepth {max(info.seldepth, info.depth)} multipv 1 score {score} "
+                f"nodes {info.nodes} nps {info.nps} hashfull {info.hashfull} time {int(info.time * 1000)}")
+        return line + (" pv " + " ".join(pv) if pv else "")
+
+    def cmd_stop(self, args: list[str]) -> None:
+        """Stop the search; its thread prints the bestmove."""
+        self.finish_search()
+
+    def cmd_ponderhit(self, args: list[str]) -> None:
+        """The pondered move was played: switch the search to the normal clock."""
+        if self.searching() and self.searcher is not None:
+            self.searcher.ponderhit()
+            self.release.set()
+
+    def cmd_quit(self, args: list[str]) -> bool:
+        """End the session (after stopping any search)."""
+        self.finish_search()
+        return False
+
+    def cmd_display(self, args: list[str]) -> None:
+        """Show the board, FEN, key and checkers (for humans)."""
+        board = self.board
+        for row in str(board).splitlines():
+            self.send(row)
+        self.send(f"Fen: {board.fen()}")
+        self.send(f"Key: {chess.polyglot.zobrist_hash(board):016X}")
+        checkers = " ".join(chess.square_name(sq) for sq in board.checkers())
+        self.send(f"Checkers: {checkers}")
+
+    def cmd_eval(self, args: list[str]) -> None:
+        """Print the static evaluation of the current position."""
+        if self.wait_loaded():
+            from engine.evaluate import evaluate
+
+            score = evaluate(self.board)
+            white = score if self.board.turn == chess.WHITE else -score
+            self.send(f"info string eval {score} cp (side to move), {white} cp (white)")
+
+    def cmd_bench(self, args: list[str]) -> None:
+        """Run the bench and print its node count."""
+        self.finish_search()
+        depth = int(args[0]) if args and args[0].isdigit() else None
+        if self.wait_loaded():
+            from uci.tools import print_bench
+
+            print_bench(depth, self.send)
+
+    def run_perft(self, depth: int) -> None:
+        """go perft N: one `move: count` line per root move, then the total."""
+        from perft.core import divide
+
+        if depth < 1:
+            raise UciError("go perft needs a depth of at least 1")
+        total = 0
+        for move, count in divide(self.board, depth):
+            self.send(f"{self.board.uci(move, chess960=self.chess960)}: {count}")
+            total += count
+        self.send("")
+        self.send(f"Nodes searched: {total}")
+
+
+def run_session(stream: TextIO = sys.stdin, out: TextIO = sys.stdout) -> None:
+    """Run a UCI session over the given streams."""
+    UciEngine(out).run(stream)

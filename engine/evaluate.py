@@ -369,7 +369,7 @@ def evaluate_kernel(pawns, knights, bishops, rooks, queens, kings, black, white,
 def evaluate(board: chess.Board) -> int:
     """Static evaluation of the board in centipawns, from the side to move's view."""
     black, white = board.occupied_co
-    return evaluate_kernel(
+    return int(evaluate_kernel(
         board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
         black, white, board.turn,
-    ) >> 8
+    )) >> 8

@@ -1,0 +1,22 @@
+"""Test positions: random games played from fixed seeds (reproducible, varied)."""
+
+from __future__ import annotations
+
+import random
+from typing import Iterator
+
+import chess
+
+
+def random_game_boards(games: int, seed: int, max_plies: int = 160) -> Iterator[chess.Board]:
+    """Every position of `games` random games, as copies; promotions, castling and en passant included."""
+    rng = random.Random(seed)
+    for _ in range(games):
+        board = chess.Board()
+        while board.ply() < max_plies and not board.is_game_over():
+            yield board.copy()
+            moves = list(board.legal_moves)
+            # Prefer captures and pawn moves a little, so games reach promotions and endgames.
+            weighted = [m for m in moves if board.is_capture(m) or board.piece_type_at(m.from_square) == chess.PAWN]
+            board.push(rng.choice(weighted if weighted and rng.random() < 0.5 else moves))
+        yield board.copy()

@@ -1,0 +1,60 @@
+"""Evaluation: colour symmetry, sane values, and the same results compiled or interpreted."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import chess
+
+from engine.evaluate import evaluate
+from tests.conftest import ROOT
+from tests.positions import random_game_boards
+
+
+def white_score(board: chess.Board) -> int:
+    """Evaluation from White's point of view."""
+    score = evaluate(board)
+    return score if board.turn == chess.WHITE else -score
+
+
+def test_mirrored_position_gets_the_negated_white_score() -> None:
+    count = 0
+    for board in random_game_boards(games=40, seed=5):
+        assert white_score(board.mirror()) == -white_score(board), board.fen()
+        count += 1
+    assert count > 2000
+
+
+def test_material_and_terms_point_the_right_way() -> None:
+    start = chess.Board()
+    assert abs(evaluate(start)) < 50
+    queen_up = chess.Board("rnb1kbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1")
+    assert evaluate(queen_up) > 700
+    assert evaluate(chess.Board("rnb1kbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR b KQkq - 0 1")) < -700
+    # A passed pawn on the seventh is worth far more than one at home.
+    far = chess.Board("4k3/8/8/8/8/8/P7/4K3 w - - 0 1")
+    near = chess.Board("4k3/P7/8/8/8/8/8/4K3 w - - 0 1")
+    assert evaluate(near) > evaluate(far) + 100
+    # Doubled, isolated pawns are worse than a healthy pair.
+    healthy = chess.Board("4k3/8/8/8/8/8/3PP3/4K3 w - - 0 1")
+    doubled = chess.Board("4k3/8/8/8/8/3P4/3P4/4K3 w - - 0 1")
+    assert evaluate(healthy) > evaluate(doubled)
+    # A lone minor piece cannot win: scaled towards a draw.
+    assert abs(evaluate(chess.Board("4k3/8/8/8/8/8/8/2B1K3 w - - 0 1"))) < 60
+
+
+def test_compiled_and_interpreted_kernels_agree() -> None:
+    boards = [b for i, b in enumerate(random_game_boards(games=4, seed=9)) if i % 7 == 0]
+    fens = [b.fen() for b in boards]
+    script = (
+        "import json, sys, chess\n"
+        "from engine.evaluate import evaluate\n"
+        "print(json.dumps([evaluate(chess.Board(f)) for f in json.loads(sys.stdin.read())]))\n"
+    )
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    out = subprocess.run([sys.executable, "-c", script], input=json.dumps(fens), capture_output=True, text=True,
+                         cwd=ROOT, env=env, timeout=300, check=True)
+    assert json.loads(out.stdout) == [evaluate(b) for b in boards]

@@ -1,0 +1,107 @@
+"""Move picker, SEE, gives_check and perft: the engine's move paths against python-chess."""
+
+from __future__ import annotations
+
+import random
+
+import chess
+import pytest
+
+from engine.checks import gives_check
+from engine.movepick import decode, encode, pick_moves
+from engine.see import see_ge
+from perft.core import divide, perft
+from perft.suites import read_suite, suite_files
+from tests.positions import random_game_boards
+
+
+def test_picker_yields_every_legal_move_once_with_any_hints() -> None:
+    rng = random.Random(1)
+    history = [rng.randint(-500, 500) for _ in range(8192)]
+    for board in random_game_boards(games=40, seed=2):
+        legal = list(board.legal_moves)
+        foreign = chess.Move.from_uci("a1h8")
+        tt_move = rng.choice(legal + [None, foreign])
+        killers = (rng.choice(legal + [None, foreign]), rng.choice(legal + [None]))
+        got = list(pick_moves(board, tt_move, killers, history))
+        assert len(got) == len(set(got)) == len(legal), board.fen()
+        assert set(got) == set(legal)
+        if tt_move in legal:
+            assert got[0] == tt_move
+
+
+def test_picker_orders_winning_capture_first_and_losing_capture_last() -> None:
+    # Pawn takes queen wins; queen takes a defended pawn loses.
+    board = chess.Board("4k3/8/2p5/3p4/4P3/8/8/3QK3 w - - 0 1")
+    board.set_piece_at(chess.D5, chess.Piece(chess.QUEEN, chess.BLACK))
+    board.set_piece_at(chess.C6, chess.Piece(chess.PAWN, chess.BLACK))
+    moves = list(pick_moves(board, None, (None, None), [0] * 8192))
+    assert moves[0] == chess.Move.from_uci("e4d5")
+    losing = chess.Board("4k3/8/2p5/3p4/8/8/8/3QK3 w - - 0 1")
+    moves = list(pick_moves(losing, None, (None, None), [0] * 8192))
+    assert moves[-1] == chess.Move.from_uci("d1d5")
+
+
+@pytest.mark.parametrize(
+    ("fen", "move", "threshold", "expected"),
+    [
+        ("4k3/8/8/3p4/4P3/8/8/4K3 w - - 0 1", "e4d5", 0, True),
+        ("4k3/8/2p5/3r4/4Q3/8/8/4K3 w - - 0 1", "e4d5", 0, False),
+        ("4k3/8/2p5/3r4/4Q3/8/8/4K3 w - - 0 1", "e4d5", -450, True),
+        ("3rk3/3r4/8/3r4/8/8/3R4/3RK3 w - - 0 1", "d2d5", 0, True),  # R for R, R for R: even
+        ("3rk3/3r4/8/3r4/8/8/3R4/3RK3 w - - 0 1", "d2d5", 1, False),
+        ("4k3/8/5n2/3b4/8/8/3R4/4K3 w - - 0 1", "d2d5", 0, False),  # rook for bishop
+        ("4k3/8/8/3p4/8/8/8/3QK3 w - - 0 1", "d1d5", 0, True),
+        ("4k3/8/8/8/8/8/3q4/3RK3 w - - 0 1", "d1d2", 0, True),  # x-ray: king recaptures safely
+    ],
+)
+def test_static_exchange(fen: str, move: str, threshold: int, expected: bool) -> None:
+    assert see_ge(chess.Board(fen), chess.Move.from_uci(move), threshold) is expected
+
+
+def test_gives_check_matches_python_chess() -> None:
+    count = 0
+    for board in random_game_boards(games=25, seed=4):
+        for move in board.legal_moves:
+            assert gives_check(board, move) == board.gives_check(move), (board.fen(), move)
+            count += 1
+    assert count > 50000
+
+
+def test_move_codes_round_trip() -> None:
+    for board in random_game_boards(games=5, seed=8):
+        for move in board.legal_moves:
+            assert decode(encode(move)) == move
+
+
+def test_perft_start_position_and_divide() -> None:
+    board = chess.Board()
+    assert perft(board, 3) == 8902
+    split = dict(divide(board, 2))
+    assert len(split) == 20 and sum(split.values()) == 400
+    assert board.fen() == chess.STARTING_FEN
+
+
+def test_perft_with_tt_and_killer_hints_counts_the_same() -> None:
+    kiwipete = chess.Board("r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1")
+    assert perft(kiwipete, 3, hints=True) == perft(kiwipete, 3) == 97862
+
+
+@pytest.mark.parametrize("name", ["perftsuite.epd", "cpw_perft_positions.epd", "tricky_python_chess.epd",
+                                  "chess960_fischer.epd", "perft_random_marcelk.epd"])
+def test_perft_suites_at_small_depths(data, name: str) -> None:
+    files = {p.name: p for p in suite_files(data)}
+    if name not in files:
+        pytest.skip(f"{name} not in the shared data")
+    limit = {"chess960_fischer.epd": 60, "perft_random_marcelk.epd": 80}.get(name)
+    checked = 0
+    for i, case in enumerate(read_suite(files[name])):
+        if limit is not None and i >= limit:
+            break
+        board = case.board()
+        for depth in sorted(case.counts):
+            if case.counts[depth] > 20000:
+                break
+            assert perft(board, depth) == case.counts[depth], f"{name}:{case.line} D{depth} {case.fen}"
+            checked += 1
+    assert checked > 0

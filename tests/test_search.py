@@ -1,0 +1,232 @@
+"""Search behaviour: mates (proved by brute force), WAC at fixed depth, draws, limits, determinism."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import chess
+import pytest
+
+from engine import Limits, Searcher
+from engine.bench import run_bench
+from engine.types import MATE, MATE_BOUND, mate_in
+
+SEARCH_DEPTH_FOR_MATE = {1: 2, 2: 5, 3: 7}
+
+# mate2.fen positions not solved at depth 5: both are real mates in 2 (proved below) that start
+# with a quiet move (1.Nf3, 1.Rf6). Null-move pruning at the reply node drops into a quiescence
+# search without quiet checks, which cannot see the mate threat. Stockfish 15.1 at depth 18
+# misses both too (#3, +12). The first is found at depth 7.
+QUIET_MATE_IN_2 = "2q1r3/4pR2/3rQ1pk/p1pnN2p/Pn5B/8/1P4PP/3R3K w - - 1 0"
+QUIET_MATE_IN_2_DEEP = "r3q1k1/5p2/3P2pQ/Ppp5/1pnbN2R/8/1P4PP/5R1K w - - 1 0"
+
+
+def forced_mate(board: chess.Board, moves: int) -> bool:
+    """Brute force: can the side to move force mate within `moves` moves?"""
+    for move in list(board.legal_moves):
+        board.push(move)
+        try:
+            if board.is_checkmate():
+                return True
+            if moves > 1 and not board.is_game_over() and all(
+                _mates_after(board, reply, moves - 1) for reply in list(board.legal_moves)
+            ):
+                return True
+        finally:
+            board.pop()
+    return False
+
+
+def _mates_after(board: chess.Board, reply: chess.Move, moves: int) -> bool:
+    """After the defender's reply, does the attacker still force mate within `moves`?"""
+    board.push(reply)
+    try:
+        return forced_mate(board, moves)
+    finally:
+        board.pop()
+
+
+def proves_mate(board: chess.Board, first: chess.Move, moves: int) -> bool:
+    """Brute force: does `first` force mate within `moves` moves (itself included)?"""
+    board = board.copy()
+    board.push(first)
+    if board.is_checkmate():
+        return True
+    if moves == 1 or board.is_game_over():
+        return False
+    return all(_mates_after(board, reply, moves - 1) for reply in list(board.legal_moves))
+
+
+def read_fens(path) -> list[str]:
+    """Distinct FENs of a FEN-list file, in order."""
+    return list(dict.fromkeys(line.strip() for line in open(path, encoding="utf-8") if line.strip()))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_mates_found_at_fixed_depth_and_proved(data, n: int) -> None:
+    searcher = Searcher(8)
+    claimed, missed = 0, []
+    for fen in read_fens(data / "mates" / f"mate{n}.fen"):
+        board = chess.Board(fen)
+        searcher.new_game()
+        result = searcher.search(board, Limits(depth=SEARCH_DEPTH_FOR_MATE[n]))
+        assert result.move is not None and board.is_legal(result.move)
+        if result.score >= MATE_BOUND:
+            k = (MATE - result.score + 1) // 2
+            if k <= n:
+                # Every mate score the engine announces must be real.
+                assert proves_mate(board, result.move, k), f"false mate in {k} claimed: {fen} {result.move}"
+                claimed += 1
+                continue
+        missed.append(fen)
+    if n == 1:
+        assert not missed
+    elif n == 2:
+        assert set(missed) <= {QUIET_MATE_IN_2, QUIET_MATE_IN_2_DEEP}, missed
+        assert proves_mate(chess.Board(QUIET_MATE_IN_2_DEEP), chess.Move.from_uci("f1f6"), 2)
+        deeper = searcher.search(chess.Board(QUIET_MATE_IN_2), Limits(depth=7))
+        assert deeper.score == mate_in(3) and deeper.move == chess.Move.from_uci("e5f3")
+    else:
+        # mate3.fen was never verified; half its positions need 4+ moves (Stockfish 15.1).
+        assert claimed >= 7, (claimed, missed)
+
+
+def test_wac_subset_at_fixed_depth(data) -> None:
+    searcher = Searcher(16)
+    lines = [line for line in open(data / "tactical" / "wac.epd", encoding="utf-8") if line.strip()][:60]
+    solved = 0
+    for line in lines:
+        board, ops = chess.Board.from_epd(line)
+        searcher.new_game()
+        move = searcher.search(board, Limits(depth=5)).move
+        solved += move in ops.get("bm", []) and move not in ops.get("am", [])
+    # Measured: 48/60 at depth 5 (see the commit adding this test); a drop means a regression.
+    assert solved >= 45
+
+
+def test_bench_is_deterministic() -> None:
+    first = run_bench(depth=3)
+    second = run_bench(depth=3)
+    assert first.nodes == second.nodes > 1000
+
+
+def test_same_node_limit_gives_the_same_search_twice() -> None:
+    searcher = Searcher(8)
+    board = chess.Board("r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4")
+    results = []
+    for _ in range(2):
+        searcher.new_game()
+        results.append(searcher.search(board, Limits(nodes=3000)))
+    assert results[0].nodes == results[1].nodes <= 3000
+    assert results[0].move == results[1].move
+
+
+def test_two_searchers_side_by_side_match_sequential_results() -> None:
+    fens = ["r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3",
+            "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1"]
+    expected = [Searcher(4).search(chess.Board(f), Limits(depth=5)) for f in fens]
+    results: list = [None, None]
+
+    def work(i: int) -> None:
+        results[i] = Searcher(4).search(chess.Board(fens[i]), Limits(depth=5))
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for got, want in zip(results, expected):
+        assert (got.move, got.score, got.nodes) == (want.move, want.score, want.nodes)
+
+
+def test_node_limit_and_depth_limit_are_honoured() -> None:
+    searcher = Searcher(4)
+    for limit in (1, 50, 777, 4000):
+        result = searcher.search(chess.Board(), Limits(nodes=limit))
+        assert 0 < result.nodes <= limit and result.move in chess.Board().legal_moves
+    reports = []
+    searcher.search(chess.Board(), Limits(depth=4), on_info=reports.append)
+    assert [r.depth for r in reports] == [1, 2, 3, 4]
+    assert all(r.pv and r.nodes > 0 for r in reports)
+
+
+def test_stop_from_another_thread_returns_a_legal_move_quickly() -> None:
+    searcher = Searcher(4)
+    board = chess.Board("r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1")
+    timer = threading.Timer(0.3, searcher.stop)
+    timer.start()
+    start = time.perf_counter()
+    result = searcher.search(board, Limits(infinite=True))
+    assert time.perf_counter() - start < 5  # generous: stop is polled every few hundred nodes
+    assert result.move in board.legal_moves and result.depth >= 1
+
+
+def test_movetime_hard_limit_stops_the_search() -> None:
+    searcher = Searcher(4)
+    start = time.perf_counter()
+    result = searcher.search(chess.Board(), Limits(movetime=0.3))
+    assert time.perf_counter() - start < 3  # generous bound: this checks the abort works, not speed
+    assert result.move in chess.Board().legal_moves
+
+
+def test_losing_side_repeats_the_position_for_a_draw() -> None:
+    # Black is a queen for a knight down; the game so far shuffled Qd1-d2 and Nf6-g4.
+    # Now ...Nf6 repeats the position a third time: a draw, far better than -600.
+    board = chess.Board("6k1/5ppp/5n2/8/8/8/5PPP/3Q2K1 w - - 0 1")
+    for move in ("d1d2", "f6g4", "d2d1", "g4f6", "d1d2", "f6g4", "d2d1"):
+        board.push_uci(move)
+    result = Searcher(8).search(board, Limits(depth=5))
+    assert result.move == chess.Move.from_uci("g4f6") and result.score == 0
+
+
+def test_game_keys_cover_the_history() -> None:
+    from engine.search import game_keys, position_key
+
+    board = chess.Board()
+    for move in ("g1f3", "g8f6", "f3g1", "f6g8", "g1f3", "g8f6"):
+        board.push_uci(move)
+    history = game_keys(board)
+    assert len(history) == 6 and history[0] == history[4] == position_key(chess.Board())
+
+
+def test_fifty_move_rule_and_bare_kings_are_draws() -> None:
+    searcher = Searcher(4)
+    # Rook up, but the fifty-move counter is at 99: any non-capture move draws.
+    board = chess.Board("4k3/8/8/8/8/8/8/R3K3 w - - 99 80")
+    result = searcher.search(board, Limits(depth=3))
+    assert result.score == 0
+    bare = chess.Board("8/8/4k3/8/8/3NK3/8/8 w - - 0 1")
+    assert abs(searcher.search(bare, Limits(depth=4)).score) <= 10
+
+
+def test_no_legal_move_returns_none() -> None:
+    searcher = Searcher(4)
+    mated = chess.Board("rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3")
+    result = searcher.search(mated, Limits(depth=3))
+    assert result.move is None and result.score == -MATE
+    stalemate = chess.Board("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1")
+    result = searcher.search(stalemate, Limits(depth=3))
+    assert result.move is None and result.score == 0
+
+
+def test_searchmoves_restrict_the_root_and_mate_limit_stops() -> None:
+    searcher = Searcher(4)
+    board = chess.Board()
+    only = chess.Move.from_uci("a2a3")
+    assert searcher.search(board, Limits(depth=3, searchmoves=[only])).move == only
+    mate = chess.Board("6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1")
+    result = searcher.search(mate, Limits(mate=1))
+    assert result.move == chess.Move.from_uci("a1a8") and result.score == mate_in(1)
+
+
+def test_readme_python_api_example() -> None:
+    # The example printed in README.md, section "Python API".
+    import chess
+    from engine import Limits, Searcher
+
+    searcher = Searcher()
+    depths = []
+    result = searcher.search(chess.Board(), Limits(movetime=0.5), on_info=lambda info: depths.append(info.depth))
+    assert result.move in chess.Board().legal_moves
+    assert result.pv[0] == result.move and depths == sorted(depths) and depths[0] == 1

@@ -247,11 +247,11 @@ class Searcher:
                     on_info: Optional[Callable[[SearchInfo], None]]) -> int:
         """Search the root with a window around the previous score, widening on failure."""
         if depth < ASPIRATION_DEPTH or abs(prev) >= MATE_BOUND:
-            return self._negamax(root, depth, -INF, INF, 0, True, False)
+            return self._negamax(root, depth, -INF, INF, 0, True, False, root.is_check())
         delta = ASPIRATION_DELTA
         alpha, beta = max(prev - delta, -INF), min(prev + delta, INF)
         while True:
-            score = self._negamax(root, depth, alpha, beta, 0, True, False)
+            score = self._negamax(root, depth, alpha, beta, 0, True, False, root.is_check())
             if score <= alpha:
                 beta = (alpha + beta) // 2
                 alpha = max(score - delta, -INF)
@@ -288,11 +288,14 @@ class Searcher:
 
     # ------------------------------------------------------------------ search
     def _negamax(self, board: chess.Board, depth: int, alpha: int, beta: int, ply: int,
-                 pv_node: bool, null_ok: bool) -> int:
-        """Fail-soft principal variation search; returns the score from the side to move's view."""
+                 pv_node: bool, null_ok: bool, in_check: bool) -> int:
+        """Fail-soft principal variation search; returns the score from the side to move's view.
+
+        in_check: whether the side to move is in check (the caller knows it already).
+        """
         # Step 1. At the horizon, resolve captures with the quiescence search.
         if depth <= 0:
-            return self._qsearch(board, alpha, beta, ply)
+            return self._qsearch(board, alpha, beta, ply, in_check)
         self.nodes += 1
         if self.nodes >= self._next_poll:
             self._poll()
@@ -319,7 +322,7 @@ class Searcher:
                     if keys[i] == key:
                         return DRAW
                     i -= 2
-                if halfmove >= 100 and (not board.is_check() or any(board.generate_legal_moves())):
+                if halfmove >= 100 and (not in_check or any(board.generate_legal_moves())):
                     return DRAW
             if board.occupied.bit_count() <= 4 and board.is_insufficient_material():
                 return DRAW
@@ -329,7 +332,6 @@ class Searcher:
             beta = min(beta, mate_in(ply + 1))
             if alpha >= beta:
                 return alpha
-        in_check = board.is_check()
 
         # Step 3. Transposition table: a cut-off outside PV nodes, else a move to try first.
         tt_move = None
@@ -373,7 +375,8 @@ class Searcher:
                 self.barrier = len(keys)
                 board.push(NULL_MOVE)
                 try:
-                    score = -self._negamax(board, depth - 1 - reduction, -beta, -beta + 1, ply + 1, False, False)
+                    score = -self._negamax(board, depth - 1 - reduction, -beta, -beta + 1, ply + 1, False, False,
+                                           False)
                 finally:
                     board.pop()
                     keys.pop()
@@ -420,7 +423,7 @@ class Searcher:
                     self.pv_table[ply + 1] = []
                 new_depth = depth - 1 + (1 if gives_check else 0)  # check extension
                 if searched == 0:
-                    score = -self._negamax(board, new_depth, -beta, -alpha, ply + 1, pv_node, True)
+                    score = -self._negamax(board, new_depth, -beta, -alpha, ply + 1, pv_node, True, gives_check)
                 else:
                     # Step 10. Late move reductions, then a null-window search, re-searched on success.
                     reduction = 0
@@ -431,11 +434,12 @@ class Searcher:
                         if move == killers[0] or move == killers[1]:
                             reduction -= 1
                         reduction = max(0, min(reduction, new_depth - 1))
-                    score = -self._negamax(board, new_depth - reduction, -alpha - 1, -alpha, ply + 1, False, True)
+                    score = -self._negamax(board, new_depth - reduction, -alpha - 1, -alpha, ply + 1, False, True,
+                                           gives_check)
                     if score > alpha and reduction:
-                        score = -self._negamax(board, new_depth, -alpha - 1, -alpha, ply + 1, False, True)
+                        score = -self._negamax(board, new_depth, -alpha - 1, -alpha, ply + 1, False, True, gives_check)
                     if pv_node and alpha < score < beta:
-                        score = -self._negamax(board, new_depth, -beta, -alpha, ply + 1, True, True)
+                        score = -self._negamax(board, new_depth, -beta, -alpha, ply + 1, True, True, gives_check)
                 board.pop()
                 searched += 1
 
@@ -472,7 +476,7 @@ class Searcher:
                       static_eval if -MATE_BOUND < static_eval < MATE_BOUND else 0, depth, bound)
         return best_score
 
-    def _qsearch(self, board: chess.Board, alpha: int, beta: int, ply: int) -> int:
+    def _qsearch(self, board: chess.Board, alpha: int, beta: int, ply: int, in_check: bool) -> int:
         """Quiescence search: captures and promotions (all evasions in check), with stand-pat."""
         self.nodes += 1
         if self.nodes >= self._next_poll:
@@ -482,7 +486,6 @@ class Searcher:
         if ply >= MAX_PLY - 1:
             return self._evaluate(board)
 
-        in_check = board.is_check()
         if in_check:
             # Step 1. In check: every evasion, no stand-pat; no evasion means mate.
             best_score = -INF
@@ -535,7 +538,7 @@ class Searcher:
                 if not is_good_capture(board, move):
                     continue
             board.push(move)
-            score = -self._qsearch(board, -beta, -alpha, ply + 1)
+            score = -self._qsearch(board, -beta, -alpha, ply + 1, board.is_check())
             board.pop()
             if score > best_score:
                 best_score = score

@@ -53,6 +53,8 @@ def parse_position(args: list[str], chess960: bool) -> chess.Board:
         spec, moves = args[:split], args[split + 1:]
     else:
         spec, moves = args, []
+    if not spec:
+        raise UciError("position needs 'startpos' or 'fen <FEN>' before 'moves'")
     if spec[0] == "startpos":
         if len(spec) > 1:
             raise UciError(f"unexpected '{' '.join(spec[1:])}' after startpos")
@@ -105,8 +107,8 @@ def parse_go(args: list[str], board: chess.Board, warn: Callable[[str], None]) -
             except ValueError:
                 try:
                     params[token] = int(float(args[i + 1]))
-                except ValueError:
-                    warn(f"go {token} needs a number, not '{args[i + 1]}'")
+                except (ValueError, OverflowError):
+                    warn(f"go {token} needs a finite number, not '{args[i + 1]}'")
             i += 2
         elif token == "searchmoves":
             i += 1
@@ -198,10 +200,12 @@ class UciEngine:
     def finish_search(self) -> None:
         """Stop a running search and wait until it has printed its bestmove."""
         if self.search_thread is not None:
-            if self.searcher is not None:
-                self.searcher.stop()
-            self.release.set()
-            self.search_thread.join()
+            # Repeat the stop: a search thread that has only just started clears the flag.
+            while self.search_thread.is_alive():
+                if self.searcher is not None:
+                    self.searcher.stop()
+                self.release.set()
+                self.search_thread.join(timeout=0.05)
             self.search_thread = None
 
     def handle(self, line: str) -> bool:
@@ -321,10 +325,14 @@ class UciEngine:
             value = params.get(key)
             return None if value is None else max(0, value) / 1000.0
 
+        wtime, btime = seconds("wtime"), seconds("btime")
+        if (wtime is None) != (btime is None):
+            # A clock for one side only: the other side's missing clock counts as empty.
+            wtime, btime = wtime or 0.0, btime or 0.0
         limits = Limits(
             movetime=seconds("movetime"),
-            wtime=seconds("wtime"),
-            btime=seconds("btime"),
+            wtime=wtime,
+            btime=btime,
             winc=seconds("winc") or 0.0,
             binc=seconds("binc") or 0.0,
             movestogo=params.get("movestogo") if params.get("movestogo", 0) > 0 else None,
@@ -335,8 +343,8 @@ class UciEngine:
             ponder=params.get("ponder", False),
             searchmoves=params.get("searchmoves", []),
         )
-        if not any((limits.movetime, limits.wtime is not None, limits.btime is not None, limits.depth,
-                    limits.nodes, limits.mate, limits.ponder)):
+        if not any((limits.movetime is not None, limits.wtime is not None, limits.depth, limits.nodes,
+                    limits.mate, limits.ponder)):
             limits.infinite = True  # a bare `go` searches until `stop`
         self.release.clear()
         board = self.board.copy()

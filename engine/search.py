@@ -199,6 +199,8 @@ class Searcher:
         self._optimum, self._maximum = time_budget(limits, root.turn, self.move_overhead)
         max_depth = min(limits.depth, MAX_PLY - 1) if limits.depth else MAX_PLY - 1
         timed = self._maximum is not None
+        # With a fixed movetime the whole budget is ours: only a clock asks to save time.
+        soft_share = 1.0 if limits.movetime is not None else SOFT_STOP_SHARE
         best_move = legal[0]
         best_score = 0
         pv: list[chess.Move] = [best_move]
@@ -235,7 +237,7 @@ class Searcher:
                 elapsed = time.perf_counter() - self._start
                 if len(legal) == 1 and depth >= SINGLE_MOVE_DEPTH:
                     break
-                if self._optimum is not None and elapsed > self._optimum * SOFT_STOP_SHARE:
+                if self._optimum is not None and elapsed > self._optimum * soft_share:
                     break
 
         elapsed = time.perf_counter() - self._start

@@ -18,7 +18,8 @@ import chess
 from engine.checks import gives_check_kernel
 from engine.evaluate import PROMOTION_FLAG, evaluate_kernel
 from engine.history import History
-from engine.movepick import capture_moves, decode, encode, is_good_capture, pick_moves
+from engine.movepick import PROMOTION_RANK, capture_moves, decode, encode, is_good_capture, pick_moves
+from engine.see import see_ge
 from engine.timeman import time_budget
 from engine.tt import TranspositionTable
 from engine.types import (
@@ -37,6 +38,7 @@ FUTILITY_MARGIN = 110      # ... when eval + margin * depth cannot reach alpha
 LMP_BASE = 3               # late move pruning: quiets after LMP_BASE + depth^2 moves
 LMR_DEPTH = 3              # late move reductions from this depth ...
 LMR_MOVES = 3              # ... after this many moves
+QS_CHECKS = True           # quiet checks at the first quiescence ply
 DELTA_MARGIN = 200         # quiescence delta pruning margin
 SEE_QUIET_MARGIN = 60      # quiet moves losing more than margin * depth by SEE are pruned
 SINGLE_MOVE_DEPTH = 4      # with one legal move, a timed search stops at this depth
@@ -297,7 +299,7 @@ class Searcher:
         """
         # Step 1. At the horizon, resolve captures with the quiescence search.
         if depth <= 0:
-            return self._qsearch(board, alpha, beta, ply, in_check)
+            return self._qsearch(board, alpha, beta, ply, in_check, QS_CHECKS)
         self.nodes += 1
         if self.nodes >= self._next_poll:
             self._poll()
@@ -478,8 +480,13 @@ class Searcher:
                       static_eval if -MATE_BOUND < static_eval < MATE_BOUND else 0, depth, bound)
         return best_score
 
-    def _qsearch(self, board: chess.Board, alpha: int, beta: int, ply: int, in_check: bool) -> int:
-        """Quiescence search: captures and promotions (all evasions in check), with stand-pat."""
+    def _qsearch(self, board: chess.Board, alpha: int, beta: int, ply: int, in_check: bool,
+                 checks: bool = False) -> int:
+        """Quiescence search: captures and promotions (all evasions in check), with stand-pat.
+
+        checks: also try quiet checking moves (at the first quiescence ply), so that a
+        mate threat just beyond the horizon is seen.
+        """
         self.nodes += 1
         if self.nodes >= self._next_poll:
             self._poll()
@@ -524,9 +531,9 @@ class Searcher:
                     mask |= board.knights
                 if flags & 1 and need < PIECE_VALUE[chess.PAWN]:
                     mask |= board.pawns
-                if not mask:
+                if not mask and not checks:
                     return best_score
-                moves = capture_moves(board, mask & occupied_co[not board.turn])
+                moves = capture_moves(board, mask & occupied_co[not board.turn]) if mask else []
 
         piece_type_at = board.piece_type_at
         for move in moves:
@@ -546,8 +553,34 @@ class Searcher:
                 best_score = score
                 if score > alpha:
                     if score >= beta:
-                        break
+                        return best_score
                     alpha = score
+
+        # Step 6. Quiet checks (first quiescence ply only), unless they lose the checking piece.
+        if checks and not in_check:
+            us = board.turn
+            occupied_co = board.occupied_co
+            movers = occupied_co[us] & ~board.kings & ~(board.pawns & PROMOTION_RANK[us])
+            ep = board.ep_square
+            for move in board.generate_legal_moves(movers, ~board.occupied):
+                piece = piece_type_at(move.from_square)
+                if move.to_square == ep and piece == chess.PAWN:
+                    continue  # en passant: a capture
+                if not gives_check_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
+                                          board.kings, occupied_co[0], occupied_co[1], us, move.from_square,
+                                          move.to_square, piece, 0):
+                    continue
+                if not see_ge(board, move, 0):
+                    continue
+                board.push(move)
+                score = -self._qsearch(board, -beta, -alpha, ply + 1, True)
+                board.pop()
+                if score > best_score:
+                    best_score = score
+                    if score > alpha:
+                        if score >= beta:
+                            return best_score
+                        alpha = score
         return best_score
 
     @staticmethod

@@ -3,9 +3,26 @@
 from __future__ import annotations
 
 import chess
+import numpy as np
 from numba import njit
 
-from engine.bits import KNIGHT_ATTACKS, ONE, PAWN_ATTACKS, U64, bishop_attacks, lsb, rook_attacks
+from engine.bits import KNIGHT_ATTACKS, ONE, PAWN_ATTACKS, U64, ZERO, bishop_attacks, lsb, popcount, rook_attacks
+
+
+def _between_table() -> np.ndarray:
+    """BETWEEN[a, b]: the squares strictly between a and b on a shared line (else empty)."""
+    table = np.zeros((64, 64), dtype=np.uint64)
+    for a in range(64):
+        for df, dr in ((1, 0), (0, 1), (1, 1), (1, -1), (-1, 0), (0, -1), (-1, -1), (-1, 1)):
+            f, r, bb = a % 8 + df, a // 8 + dr, 0
+            while 0 <= f < 8 and 0 <= r < 8:
+                table[a, r * 8 + f] = bb
+                bb |= 1 << (r * 8 + f)
+                f, r = f + df, r + dr
+    return table
+
+
+BETWEEN = _between_table()
 
 
 @njit(
@@ -52,6 +69,47 @@ def gives_check_kernel(pawns, knights, bishops, rooks, queens, kings, black, whi
     if rook_attacks(ksq, occ) & orth:
         return True
     return False
+
+
+@njit(
+    "UniTuple(uint64, 2)(uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean)",
+    cache=True,
+    nogil=True,
+)
+def check_masks_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn):
+    """(targets, discoverers): squares a non-king piece of the side to move could check from,
+    and its pieces whose departure could uncover a check by a slider behind them.
+
+    A quiet check is a move of a discoverer, or a move onto `targets` (then confirmed
+    by gives_check_kernel): generating only those moves is much cheaper than all quiets.
+    """
+    own = white if turn else black
+    enemy = black if turn else white
+    king = kings & enemy
+    if not king:
+        return ZERO, ZERO
+    ksq = lsb(king)
+    occ = white | black
+    diag_from_king = bishop_attacks(ksq, occ)
+    orth_from_king = rook_attacks(ksq, occ)
+    targets = ZERO
+    if knights & own:
+        targets |= KNIGHT_ATTACKS[ksq]
+    if (bishops | queens) & own:
+        targets |= diag_from_king
+    if (rooks | queens) & own:
+        targets |= orth_from_king
+    if pawns & own:
+        targets |= PAWN_ATTACKS[0 if turn else 1, ksq]  # where one of our pawns would attack the king
+    discoverers = ZERO
+    snipers = ((bishop_attacks(ksq, ZERO) & (bishops | queens)) | (rook_attacks(ksq, ZERO) & (rooks | queens))) & own
+    while snipers:
+        sq = lsb(snipers)
+        snipers &= snipers - ONE
+        blockers = BETWEEN[ksq, sq] & occ
+        if blockers and popcount(blockers) == ONE and blockers & own:
+            discoverers |= blockers
+    return targets, discoverers
 
 
 def gives_check(board: chess.Board, move: chess.Move) -> bool:

@@ -9,7 +9,7 @@ or first capture often ends the node before any quiet move is needed.
 
 from __future__ import annotations
 
-from typing import Iterator, Optional, Sequence
+from typing import Iterable, Iterator, Optional, Sequence
 
 import chess
 
@@ -72,11 +72,15 @@ def pick_moves(
     killers: Sequence[Optional[chess.Move]],
     history: list[int],
     no_captures: bool = False,
+    check_masks: Optional[tuple[int, int]] = None,
 ) -> Iterator[chess.Move]:
     """Yield every legal move of the board exactly once, in staged order.
 
     no_captures: the caller knows (from the evaluation's attack maps) that the
     side to move has no capture, promotion or en passant, so stage 2 is skipped.
+    check_masks: (targets, discoverers) from engine.checks.check_masks_kernel: the
+    caller will prune every quiet move that does not give check, so stage 4 only
+    generates moves that might (the caller still confirms each one).
     """
     # Stage 1: the TT move, if it is legal here (a key collision can store anything).
     if tt_move is not None:
@@ -113,10 +117,20 @@ def pick_moves(
     # Stage 4: quiet moves, best history first. The target mask keeps squares of our
     # own rooks, since python-chess generates castling as the king moving onto its rook.
     movers = board.occupied_co[us] & ~(board.pawns & PROMOTION_RANK[us])
+    targets = ~board.occupied_co[not us]
+    if check_masks is None:
+        generated: Iterable[chess.Move] = board.generate_legal_moves(movers, targets)
+    else:
+        check_to, discoverers = check_masks
+        movers &= ~board.kings
+        generated = list(board.generate_legal_moves(movers & ~discoverers, targets & check_to))
+        if movers & discoverers:
+            generated.extend(board.generate_legal_moves(movers & discoverers, targets))
     ep = board.ep_square
+    seen = [m for m in (tt_move, killer1, killer2) if m is not None]
     quiets = []
-    for move in board.generate_legal_moves(movers, ~board.occupied_co[not us]):
-        if move == tt_move or move == killer1 or move == killer2:
+    for move in generated:
+        if seen and move in seen:
             continue
         if move.to_square == ep and board.is_en_passant(move):
             continue  # an en passant capture: yielded with the captures

@@ -15,7 +15,7 @@ from typing import Callable, Optional
 
 import chess
 
-from engine.checks import gives_check_kernel
+from engine.checks import check_masks_kernel, gives_check_kernel
 from engine.evaluate import PROMOTION_FLAG, evaluate_kernel
 from engine.history import History
 from engine.movepick import PROMOTION_RANK, capture_moves, decode, encode, is_good_capture, pick_moves
@@ -406,9 +406,14 @@ class Searcher:
         prune_ok = not root and not in_check
         lmp_limit = LMP_BASE + depth * depth
         futile = prune_ok and depth <= FUTILITY_DEPTH and static_eval + FUTILITY_MARGIN * depth <= alpha
+        check_masks = None
+        if futile:
+            # Every quiet move but a check will be pruned: generate only possible checks.
+            check_masks = check_masks_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
+                                             board.kings, occupied_co[0], occupied_co[1], us)
         keys.append(key)
         try:
-            for move in pick_moves(board, tt_move, killers, history.butterfly, no_captures):
+            for move in pick_moves(board, tt_move, killers, history.butterfly, no_captures, check_masks):
                 if root_moves is not None and move not in root_moves:
                     continue
                 legal_count += 1
@@ -465,8 +470,11 @@ class Searcher:
         finally:
             keys.pop()
 
-        # Step 11. No legal move: mate or stalemate.
+        # Step 11. No legal move: mate or stalemate. (A futile node saw only some quiet
+        # moves: if it saw none at all, ask whether any legal move exists.)
         if legal_count == 0:
+            if check_masks is not None and any(board.generate_legal_moves()):
+                return static_eval
             return mated_in(ply) if in_check else DRAW
 
         # Step 12. Remember the result.
@@ -561,8 +569,14 @@ class Searcher:
             us = board.turn
             occupied_co = board.occupied_co
             movers = occupied_co[us] & ~board.kings & ~(board.pawns & PROMOTION_RANK[us])
+            check_to, discoverers = check_masks_kernel(board.pawns, board.knights, board.bishops, board.rooks,
+                                                       board.queens, board.kings, occupied_co[0], occupied_co[1], us)
+            empty = ~board.occupied
+            candidates = list(board.generate_legal_moves(movers & ~discoverers, empty & check_to))
+            if movers & discoverers:
+                candidates.extend(board.generate_legal_moves(movers & discoverers, empty))
             ep = board.ep_square
-            for move in board.generate_legal_moves(movers, ~board.occupied):
+            for move in candidates:
                 piece = piece_type_at(move.from_square)
                 if move.to_square == ep and piece == chess.PAWN:
                     continue  # en passant: a capture

@@ -105,3 +105,18 @@ def test_perft_suites_at_small_depths(data, name: str) -> None:
             assert perft(board, depth) == case.counts[depth], f"{name}:{case.line} D{depth} {case.fen}"
             checked += 1
     assert checked > 0
+
+
+def test_check_restricted_picker_yields_all_checks_and_no_duplicates() -> None:
+    from engine.checks import check_masks_kernel
+
+    for board in random_game_boards(games=30, seed=12):
+        black, white = board.occupied_co
+        masks = check_masks_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
+                                   board.kings, black, white, board.turn)
+        got = list(pick_moves(board, None, (None, None), [0] * 8192, check_masks=(int(masks[0]), int(masks[1]))))
+        legal = set(board.legal_moves)
+        assert len(got) == len(set(got)) and set(got) <= legal, board.fen()
+        wanted = {m for m in legal if board.is_capture(m) or m.promotion
+                  or (board.gives_check(m) and board.piece_type_at(m.from_square) != chess.KING)}
+        assert wanted <= set(got), (board.fen(), wanted - set(got))

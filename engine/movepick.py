@@ -71,13 +71,14 @@ def pick_moves(
     tt_move: Optional[chess.Move],
     killers: Sequence[Optional[chess.Move]],
     history: list[int],
-    no_captures: bool = False,
+    capture_targets: int = chess.BB_ALL,
     check_masks: Optional[tuple[int, int]] = None,
 ) -> Iterator[chess.Move]:
     """Yield every legal move of the board exactly once, in staged order.
 
-    no_captures: the caller knows (from the evaluation's attack maps) that the
-    side to move has no capture, promotion or en passant, so stage 2 is skipped.
+    capture_targets: a superset of the squares the side to move can capture on
+    (from the evaluation's attack maps; 0 when it has no capture, promotion or
+    en passant), so that stage 2 generates less.
     check_masks: (targets, discoverers) from engine.checks.check_masks_kernel: the
     caller will prune every quiet move that does not give check, so stage 4 only
     generates moves that might (the caller still confirms each one).
@@ -91,7 +92,7 @@ def pick_moves(
 
     # Stage 2: good captures and queen promotions; keep the losing ones for the last stage.
     bad = []
-    for move in () if no_captures else capture_moves(board):
+    for move in capture_moves(board, capture_targets) if capture_targets else ():
         if move == tt_move:
             continue
         if is_good_capture(board, move):

@@ -356,7 +356,7 @@ class Searcher:
             static_eval = ((entry >> 32) & 0xFFFF) - 32768
 
         # Step 4. Static evaluation, for the pruning decisions below, and capture hints.
-        no_captures = False
+        capture_targets = chess.BB_ALL
         if in_check:
             static_eval = -INF
         else:
@@ -364,7 +364,12 @@ class Searcher:
                                      board.kings, occupied_co[0], occupied_co[1], board.turn)
             if static_eval is None or static_eval == -INF:
                 static_eval = packed >> 8
-            no_captures = not (packed & 255) and ep is None
+            flags = packed & 255
+            if not flags & PROMOTION_FLAG:
+                # Only enemy pieces of the attacked kinds can be captured (and the en passant square).
+                capture_targets = self._attacked_kinds(board, flags) & occupied_co[not board.turn]
+                if ep is not None:
+                    capture_targets |= chess.BB_SQUARES[ep]
 
         if not pv_node and not in_check:
             # Step 5. Reverse futility pruning: far above beta at low depth, assume a cut.
@@ -413,7 +418,7 @@ class Searcher:
                                              board.kings, occupied_co[0], occupied_co[1], us)
         keys.append(key)
         try:
-            for move in pick_moves(board, tt_move, killers, history.butterfly, no_captures, check_masks):
+            for move in pick_moves(board, tt_move, killers, history.butterfly, capture_targets, check_masks):
                 if root_moves is not None and move not in root_moves:
                     continue
                 legal_count += 1
@@ -596,6 +601,22 @@ class Searcher:
                             return best_score
                         alpha = score
         return best_score
+
+    @staticmethod
+    def _attacked_kinds(board: chess.Board, flags: int) -> int:
+        """The squares of every piece whose kind the evaluation flags as attacked."""
+        mask = 0
+        if flags & 1:
+            mask |= board.pawns
+        if flags & 2:
+            mask |= board.knights
+        if flags & 4:
+            mask |= board.bishops
+        if flags & 8:
+            mask |= board.rooks
+        if flags & 16:
+            mask |= board.queens
+        return mask
 
     @staticmethod
     def _evaluate(board: chess.Board) -> int:

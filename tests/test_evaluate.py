@@ -58,3 +58,23 @@ def test_compiled_and_interpreted_kernels_agree() -> None:
     out = subprocess.run([sys.executable, "-c", script], input=json.dumps(fens), capture_output=True, text=True,
                          cwd=ROOT, env=env, timeout=300, check=True)
     assert json.loads(out.stdout) == [evaluate(b) for b in boards]
+
+
+def test_numba_cache_goes_somewhere_writable_when_the_package_is_read_only(tmp_path, monkeypatch) -> None:
+    from pathlib import Path
+
+    import engine
+
+    package = tmp_path / "site-packages" / "engine"
+    package.mkdir(parents=True)
+    home = tmp_path / "home"
+    home.mkdir()
+    writable = {str(home), str(tmp_path)}
+    monkeypatch.setattr(engine.os, "access", lambda path, mode: str(path) in writable)
+    # Read-only package folder: the cache moves to the user's cache folder.
+    chosen = engine.numba_cache_dir(package, {"HOME": str(home)}, 1000)
+    assert chosen == str(home / ".cache" / "garfish" / "numba") and Path(chosen).is_dir()
+    # An explicit NUMBA_CACHE_DIR, or a writable package folder, is left alone.
+    assert engine.numba_cache_dir(package, {"NUMBA_CACHE_DIR": "/x", "HOME": str(home)}, 1000) is None
+    writable.add(str(package))
+    assert engine.numba_cache_dir(package, {"HOME": str(home)}, 1000) is None

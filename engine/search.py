@@ -219,6 +219,8 @@ class Searcher:
                 if self._root_best is not None and self._root_best != best_move:
                     best_move = self._root_best
                     pv = [best_move]
+                if on_info is not None and depth_done:
+                    on_info(self._info(depth_done, best_score, "exact", pv))  # final totals
                 break
             depth_done = depth
             self._completed_depth = depth

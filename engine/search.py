@@ -25,7 +25,7 @@ from engine.tt import TranspositionTable
 from engine.types import (
     DRAW, INF, MATE, MATE_BOUND, MAX_PLY, Bound, Limits, mate_in, mated_in, value_from_tt, value_to_tt,
 )
-from engine.zobrist import zobrist_kernel
+from engine.zobrist import zobrist, zobrist_kernel
 
 POLL_INTERVAL = 256        # nodes between checks of the clock and the stop flag
 ASPIRATION_DEPTH = 4       # first depth searched with an aspiration window
@@ -107,19 +107,9 @@ def game_keys(board: chess.Board) -> list[int]:
     keys = []
     replay = board.root()
     for move in board.move_stack:
-        keys.append(position_key(replay))
+        keys.append(zobrist(replay))
         replay.push(move)
     return keys
-
-
-def position_key(board: chess.Board) -> int:
-    """Zobrist key of the board (Numba kernel over its bitboards)."""
-    ep = board.ep_square
-    return int(zobrist_kernel(
-        board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
-        board.occupied_co[0], board.occupied_co[1], board.turn, board.castling_rights,
-        -1 if ep is None else ep,
-    ))
 
 
 class Searcher:

@@ -181,13 +181,14 @@ def test_losing_side_repeats_the_position_for_a_draw() -> None:
 
 
 def test_game_keys_cover_the_history() -> None:
-    from engine.search import game_keys, position_key
+    from engine.search import game_keys
+    from engine.zobrist import zobrist
 
     board = chess.Board()
     for move in ("g1f3", "g8f6", "f3g1", "f6g8", "g1f3", "g8f6"):
         board.push_uci(move)
     history = game_keys(board)
-    assert len(history) == 6 and history[0] == history[4] == position_key(chess.Board())
+    assert len(history) == 6 and history[0] == history[4] == zobrist(chess.Board())
 
 
 def test_fifty_move_rule_and_bare_kings_are_draws() -> None:

@@ -27,7 +27,9 @@ from engine.types import (
 )
 from engine.zobrist import zobrist, zobrist_kernel
 
-POLL_INTERVAL = 256        # nodes between checks of the clock and the stop flag
+POLL_INTERVAL = 256        # nodes between checks of the clock and the stop flag ...
+FAST_POLL_INTERVAL = 32    # ... or this many when the time budget is tiny
+FAST_POLL_BUDGET = 0.25    # seconds: a hard limit below this is a tiny budget
 ASPIRATION_DEPTH = 4       # first depth searched with an aspiration window
 ASPIRATION_DELTA = 25      # initial half-width of the window, centipawns
 RFP_DEPTH = 6              # reverse futility pruning up to this depth ...
@@ -131,6 +133,7 @@ class Searcher:
         self._maximum: Optional[float] = None
         self._limits = Limits()
         self._next_poll = POLL_INTERVAL
+        self._poll_interval = POLL_INTERVAL
         self._node_limit = 0
         self._completed_depth = 0
         self._root_best: Optional[chess.Move] = None
@@ -189,11 +192,18 @@ class Searcher:
             return SearchResult(None, None, score, 0, 0, 0, 0.0, [])
 
         self._optimum, self._maximum = time_budget(limits, root.turn, self.move_overhead)
+        self._poll_interval = POLL_INTERVAL
+        if self._maximum is not None and self._maximum < FAST_POLL_BUDGET:
+            self._poll_interval = FAST_POLL_INTERVAL
         max_depth = min(limits.depth, MAX_PLY - 1) if limits.depth else MAX_PLY - 1
         timed = self._maximum is not None
         # With a fixed movetime the whole budget is ours: only a clock asks to save time.
         soft_share = 1.0 if limits.movetime is not None else SOFT_STOP_SHARE
-        best_move = legal[0]
+        # Until depth 1 completes, the fallback is the move the picker would try first.
+        tt_entry = self.tt.probe(zobrist(root))
+        tt_move = decode(tt_entry & 0xFFFF) if tt_entry & 0xFFFF else None
+        best_move = next((m for m in pick_moves(root, tt_move, (None, None), self.history.butterfly)
+                          if m in legal), legal[0])
         best_score = 0
         pv: list[chess.Move] = [best_move]
         depth_done = 0
@@ -271,14 +281,14 @@ class Searcher:
     def _poll(self) -> None:
         """Every POLL_INTERVAL nodes: abort on stop, node limit or hard time limit."""
         nodes = self.nodes
-        self._next_poll = nodes + POLL_INTERVAL
+        self._next_poll = nodes + self._poll_interval
         if self._node_limit:
             if nodes >= self._node_limit:
                 raise SearchAborted
             self._next_poll = min(self._next_poll, self._node_limit)
         if self.stop_event.is_set():
             raise SearchAborted
-        if (self._maximum is not None and not self.pondering and self._completed_depth >= 1
+        if (self._maximum is not None and not self.pondering
                 and time.perf_counter() - self._start >= self._maximum):
             raise SearchAborted
 

@@ -1,4 +1,5 @@
-"""The `garfish` command: the UCI engine, or `garfish bench [depth]`, or `garfish perft ...`."""
+"""The `garfish` command: the UCI engine, or `garfish bench [depth]`, `garfish perft ...`,
+`garfish epd SUITE ...` (test suites) or `garfish match ...` (engine matches)."""
 
 from __future__ import annotations
 
@@ -29,12 +30,21 @@ def main(argv: Optional[list[str]] = None) -> int:
         from perft.cli import main as perft_main
 
         return perft_main(args[1:])
+    if args and args[0] == "epd":
+        from uci.epd import main as epd_main
+
+        return epd_main(args[1:])
+    if args and args[0] == "match":
+        from uci.match import main as match_main
+
+        return match_main(args[1:])
     if args and args[0] in ("-h", "--help", "help"):
         print(__doc__)
         print("With no arguments Garfish speaks UCI on stdin/stdout (type 'uci').")
         return 0
     if args:
-        print(f"garfish: unknown command '{args[0]}' (try: garfish, garfish bench, garfish perft)", file=sys.stderr)
+        print(f"garfish: unknown command '{args[0]}' "
+              "(try: garfish, garfish bench, garfish perft, garfish epd, garfish match)", file=sys.stderr)
         return 2
     from uci.protocol import run_session
 

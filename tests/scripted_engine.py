@@ -1,0 +1,181 @@
+"""A tiny scripted UCI engine for testing `garfish epd` and `garfish match` (pure Python, no Numba).
+
+Its behaviour is chosen on the command line (run it with `sys.executable`):
+
+    scripted_engine.py [--play first|random|greedy] [--seed S] [--score CP] [--name NAME]
+                       [--misbehave illegal|stall|crash|flag|null|none] [--after K]
+                       [--fail-start] [--options]
+
+--play       first: the first legal move in python-chess's order; random: a legal move picked by a
+             seeded hash of the position (the same position always gets the same move); greedy: mate
+             in one if there is one, else the most valuable capture, else as random.
+--score CP   report `info ... score cp CP` before every bestmove (for adjudication tests).
+--misbehave  from the K-th `go` of each game on (K = --after, counted since the last ucinewgame):
+             illegal: answer a move that is not legal; null: answer `bestmove 0000`; none: answer
+             `bestmove (none)`; stall: never answer (and ignore stdin); crash: exit at once with
+             status 3; flag: sleep 0.3 s longer than the whole remaining clock (or the movetime),
+             then answer a legal move.
+--fail-start exit with status 1 before answering `uci` (an engine that does not start).
+--options    declare a spin option `Skill` and a check option `Flag` (to test option passing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import zlib
+from types import MappingProxyType
+from typing import Optional, TextIO
+
+import chess
+
+PIECE_VALUE = MappingProxyType({chess.PAWN: 1, chess.KNIGHT: 3, chess.BISHOP: 3, chess.ROOK: 5, chess.QUEEN: 9,
+                                chess.KING: 0})
+FLAG_EXTRA_SECONDS = 0.3
+STALL_SECONDS = 3600.0
+CRASH_STATUS = 3
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Command-line arguments of the scripted engine."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--play", choices=("first", "random", "greedy"), default="first")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--score", type=int, default=None)
+    parser.add_argument("--name", default=None)
+    parser.add_argument("--misbehave", choices=("illegal", "stall", "crash", "flag", "null", "none"), default=None)
+    parser.add_argument("--after", type=int, default=1)
+    parser.add_argument("--fail-start", action="store_true")
+    parser.add_argument("--options", action="store_true")
+    return parser
+
+
+def hashed_move(board: chess.Board, seed: int) -> chess.Move:
+    """A legal move chosen by a stable hash of the position and the seed."""
+    moves = sorted(board.legal_moves, key=lambda move: move.uci())
+    key = zlib.crc32(f"{seed} {board.fen()}".encode())
+    return moves[key % len(moves)]
+
+
+def greedy_move(board: chess.Board, seed: int) -> chess.Move:
+    """Mate in one if possible, else the most valuable capture, else a hashed move."""
+    best: Optional[chess.Move] = None
+    best_value = 0
+    for move in board.legal_moves:
+        board.push(move)
+        mate = board.is_checkmate()
+        board.pop()
+        if mate:
+            return move
+        captured = board.piece_type_at(move.to_square)
+        if captured is not None and PIECE_VALUE[captured] > best_value:
+            best, best_value = move, PIECE_VALUE[captured]
+    return best if best is not None else hashed_move(board, seed)
+
+
+def choose_move(board: chess.Board, args: argparse.Namespace) -> chess.Move:
+    """The move this engine's --play mode picks."""
+    if args.play == "first":
+        return next(iter(board.legal_moves))
+    if args.play == "greedy":
+        return greedy_move(board, args.seed)
+    return hashed_move(board, args.seed)
+
+
+def illegal_move(board: chess.Board) -> str:
+    """A move in UCI notation that is not legal in this position."""
+    for from_square in chess.SQUARES:
+        for to_square in chess.SQUARES:
+            move = chess.Move(from_square, to_square)
+            if from_square != to_square and not board.is_legal(move) and not board.is_pseudo_legal(move):
+                return move.uci()
+    return "a1a1"
+
+
+def set_position(tokens: list[str]) -> chess.Board:
+    """The board of a `position` command."""
+    moves_at = tokens.index("moves") if "moves" in tokens else len(tokens)
+    if len(tokens) > 1 and tokens[1] == "fen":
+        board = chess.Board(" ".join(tokens[2:moves_at]))
+    else:
+        board = chess.Board()
+    for uci in tokens[moves_at + 1:]:
+        board.push_uci(uci)
+    return board
+
+
+def go_seconds(tokens: list[str], board: chess.Board) -> float:
+    """Seconds the engine may use according to `go`: the mover's clock, or the movetime (0 if neither)."""
+    values = dict(zip(tokens[1::2], tokens[2::2]))
+    own = "wtime" if board.turn == chess.WHITE else "btime"
+    for key in (own, "movetime"):
+        if key in values:
+            return max(0, int(values[key])) / 1000.0
+    return 0.0
+
+
+def answer_go(tokens: list[str], board: chess.Board, moves_in_game: int, args: argparse.Namespace,
+              out: TextIO) -> None:
+    """Reply to one `go` according to the script (may exit or block for --misbehave crash/stall)."""
+    misbehave = args.misbehave if moves_in_game >= args.after else None
+    if misbehave == "crash":
+        sys.exit(CRASH_STATUS)
+    if misbehave == "stall":
+        time.sleep(STALL_SECONDS)
+    if misbehave == "flag":
+        time.sleep(go_seconds(tokens, board) + FLAG_EXTRA_SECONDS)
+    score = args.score if args.score is not None else 0
+    out.write(f"info depth 1 seldepth 1 score cp {score} nodes 1 time 1 nps 1000\n")
+    if misbehave == "illegal":
+        out.write(f"bestmove {illegal_move(board)}\n")
+    elif misbehave == "null":
+        out.write("bestmove 0000\n")
+    elif misbehave == "none" or board.is_game_over():
+        out.write("bestmove (none)\n")
+    else:
+        out.write(f"bestmove {choose_move(board, args).uci()}\n")
+    out.flush()
+
+
+def run(args: argparse.Namespace, inp: TextIO, out: TextIO) -> int:
+    """The UCI loop."""
+    board = chess.Board()
+    moves_in_game = 0
+    for line in inp:
+        tokens = line.split()
+        if not tokens:
+            continue
+        command = tokens[0]
+        if command == "uci":
+            out.write(f"id name {args.name or 'scripted-' + (args.misbehave or args.play)}\nid author tests\n")
+            if args.options:
+                out.write("option name Skill type spin default 1 min 0 max 20\n")
+                out.write("option name Flag type check default false\n")
+            out.write("uciok\n")
+            out.flush()
+        elif command == "isready":
+            out.write("readyok\n")
+            out.flush()
+        elif command == "ucinewgame":
+            moves_in_game = 0
+        elif command == "position":
+            board = set_position(tokens)
+        elif command == "go":
+            moves_in_game += 1
+            answer_go(tokens, board, moves_in_game, args, out)
+        elif command == "quit":
+            return 0
+    return 0
+
+
+def main() -> int:
+    """Entry point."""
+    args = build_parser().parse_args()
+    if args.fail_start:
+        return 1
+    return run(args, sys.stdin, sys.stdout)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

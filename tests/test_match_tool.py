@@ -1,0 +1,332 @@
+"""`garfish match`: forfeits, restarts, adjudication, SPRT and PGN output, driven through the command line.
+
+The engines are tests/scripted_engine.py in its various modes (and Garfish once). Every game is
+deterministic: the scripted engines pick moves by a seeded hash of the position.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Optional
+
+import chess
+import chess.pgn
+import pytest
+
+from conftest import ROOT
+from uci import match
+
+SCRIPTED = Path(__file__).resolve().parent / "scripted_engine.py"
+CLI_TIMEOUT = 120
+OPENINGS = [
+    "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2",
+    "rnbqkb1r/pppppppp/5n2/8/3P4/8/PPP1PPPP/RNBQKBNR w KQkq - 1 2",
+    "rnbqkbnr/pp1ppppp/8/2p5/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2",
+]
+
+
+def scripted(*args: str) -> str:
+    """`cmd=...` for the scripted engine with these arguments."""
+    return "cmd=" + " ".join(shlex.quote(part) for part in (sys.executable, str(SCRIPTED), *args))
+
+
+def run_match(*args: str) -> subprocess.CompletedProcess:
+    """Run `python -m uci match ...` and capture its output."""
+    return subprocess.run([sys.executable, "-m", "uci", "match", *args], cwd=str(ROOT), capture_output=True,
+                          text=True, timeout=CLI_TIMEOUT)
+
+
+def read_games(path: Path) -> list[chess.pgn.Game]:
+    """All games of a PGN file."""
+    games = []
+    with open(path) as handle:
+        while (game := chess.pgn.read_game(handle)) is not None:
+            games.append(game)
+    return games
+
+
+@pytest.fixture
+def openings(tmp_path: Path) -> Path:
+    """A small FEN-per-line book with one bad line."""
+    path = tmp_path / "book.epd"
+    path.write_text("\n".join(OPENINGS[:2] + ["not a fen"] + OPENINGS[2:]) + "\n")
+    return path
+
+
+def test_normal_match_completes_with_pgn_and_report(tmp_path: Path, openings: Path) -> None:
+    """A 6-game match completes with W+D+L = games, pairs sharing openings, and PGN reasons."""
+    pgn, report = tmp_path / "games.pgn", tmp_path / "report.json"
+    proc = run_match("--engine", scripted("--play", "random", "--seed", "1"), "name=alpha",
+                     "--engine", scripted("--play", "greedy", "--seed", "2"), "name=beta",
+                     "--tc", "5+0.05", "--games", "6", "--openings", str(openings), "--seed", "11",
+                     "--concurrency", "2", "--max-moves", "60", "--pgnout", str(pgn), "--report", str(report))
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "book.epd:3: skipped opening" in proc.stderr
+    data = json.loads(report.read_text())
+    assert data["games"] == 6
+    assert data["wins"] + data["draws"] + data["losses"] == 6
+    assert sum(data["pentanomial"]) == 3
+    assert data["forfeits"] == {"alpha": {"illegal": 0, "time": 0, "crash": 0},
+                                "beta": {"illegal": 0, "time": 0, "crash": 0}}
+    assert "Elo difference" in proc.stdout and "LOS" in proc.stdout
+    assert proc.stdout.count("Game ") >= 6
+    games = read_games(pgn)
+    assert len(games) == 6
+    by_round = {int(game.headers["Round"]): game for game in games}
+    for number in (1, 3, 5):
+        first, second = by_round[number], by_round[number + 1]
+        assert first.headers["FEN"] == second.headers["FEN"]  # a pair shares its opening
+        assert first.headers["FEN"] in OPENINGS
+        assert (first.headers["White"], second.headers["White"]) == ("alpha", "beta")
+    for game in games:
+        assert game.headers["Result"] in ("1-0", "0-1", "1/2-1/2")
+        assert game.headers["Termination"] in ("normal", "adjudication")
+        assert game.headers["ResultReason"]
+        board = game.end().board()
+        if game.headers["ResultReason"] == "checkmate":
+            assert board.is_checkmate()
+
+
+def test_same_seed_same_games(tmp_path: Path, openings: Path) -> None:
+    """The same seeds give the same games."""
+    texts = []
+    for run in range(2):
+        pgn = tmp_path / f"games{run}.pgn"
+        proc = run_match("--engine", scripted("--play", "random", "--seed", "1"),
+                         "--engine", scripted("--play", "random", "--seed", "2"),
+                         "--nodes", "1", "--games", "2", "--openings", str(openings), "--seed", "5",
+                         "--max-moves", "30", "--pgnout", str(pgn))
+        assert proc.returncode == 0, proc.stderr
+        texts.append([[move.uci() for move in game.mainline_moves()] for game in read_games(pgn)])
+    assert len(texts[0]) == 2 and texts[0] == texts[1]
+
+
+@pytest.mark.parametrize("mode, kind, bad_first", [
+    ("illegal", "illegal", True),
+    ("null", "illegal", False),
+    ("none", "illegal", True),
+    ("crash", "crash", False),
+    ("flag", "time", True),
+    ("stall", "time", False),
+])
+def test_forfeits_are_detected_and_attributed(tmp_path: Path, mode: str, kind: str, bad_first: bool) -> None:
+    """Each misbehaviour is a forfeit of the right kind, charged to the right engine."""
+    report, pgn = tmp_path / "report.json", tmp_path / "games.pgn"
+    bad = [scripted("--play", "random", "--misbehave", mode, "--after", "2"), "name=bad"]
+    good = [scripted("--play", "random", "--seed", "9"), "name=good"]
+    first, second = (bad, good) if bad_first else (good, bad)
+    proc = run_match("--engine", *first, "--engine", *second, "--tc", "0.5+0", "--games", "2",
+                     "--max-moves", "40", "--report", str(report), "--pgnout", str(pgn))
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(report.read_text())
+    assert data["games"] == 2  # the match went on after the forfeit (a crashed/killed engine is restarted)
+    assert data["forfeits"]["bad"][kind] == 2
+    assert sum(data["forfeits"]["bad"].values()) == 2
+    assert sum(data["forfeits"]["good"].values()) == 0
+    assert data["endings"] == {f"forfeit: {kind}": 2}
+    bad_points = data["points"] if bad_first else data["games"] - data["points"]
+    assert bad_points == 0
+    assert f"Forfeits bad: illegal {data['forfeits']['bad']['illegal']}, time" in proc.stdout
+    for game in read_games(pgn):
+        assert game.headers["Termination"] == match.PGN_TERMINATION[kind]
+        assert "(bad)" in game.headers["ResultReason"]
+        loser = game.headers["White"] if game.headers["Result"] == "0-1" else game.headers["Black"]
+        assert loser == "bad"
+        assert len(list(game.mainline_moves())) in (2, 3)  # the bad engine's 2nd move was its first or second ply
+
+
+def test_crashed_engine_is_restarted_and_match_continues(tmp_path: Path) -> None:
+    """An engine that crashes in every game is restarted and all games are played."""
+    report = tmp_path / "report.json"
+    proc = run_match("--engine", scripted("--play", "random", "--misbehave", "crash", "--after", "3"), "name=crashy",
+                     "--engine", scripted("--play", "random", "--seed", "4"), "name=steady",
+                     "--nodes", "1", "--games", "4", "--concurrency", "2", "--report", str(report))
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(report.read_text())
+    assert data["games"] == 4 and data["losses"] == 4
+    assert data["forfeits"]["crashy"]["crash"] == 4
+    assert "crashed / disconnected" in proc.stdout
+
+
+def test_time_margin_turns_a_late_move_into_a_legal_one(tmp_path: Path) -> None:
+    """A move within movetime + --time-margin is not a time loss."""
+    report = tmp_path / "report.json"
+    proc = run_match("--engine", scripted("--play", "random", "--misbehave", "flag", "--after", "1"), "name=slow",
+                     "--engine", scripted("--play", "random"), "name=fast",
+                     "--movetime", "50", "--time-margin", "2000", "--games", "2", "--max-moves", "2",
+                     "--report", str(report))
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(report.read_text())
+    assert data["forfeits"]["slow"]["time"] == 0
+    assert data["endings"] == {"adjudication: move limit": 2}
+
+
+def test_resign_adjudication(tmp_path: Path) -> None:
+    """Engines agreeing on a decisive score end the game by resign adjudication."""
+    pgn, report = tmp_path / "games.pgn", tmp_path / "report.json"
+    proc = run_match("--engine", scripted("--score", "800"), "name=optimist",
+                     "--engine", scripted("--score", "-800"), "name=pessimist",
+                     "--nodes", "10", "--games", "4", "--resign-score", "500", "--resign-moves", "3",
+                     "--pgnout", str(pgn), "--report", str(report))
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(report.read_text())
+    assert data["wins"] == 4
+    assert data["endings"] == {"adjudication: resign": 4}
+    for game in read_games(pgn):
+        assert game.headers["Termination"] == "adjudication"
+        assert "resign adjudication" in game.headers["ResultReason"]
+        assert game.headers["PlyCount"] == "6"  # 3 moves of each engine
+
+
+def test_one_sided_scores_do_not_resign() -> None:
+    """Resign adjudication needs both engines to agree."""
+    tracker = match.AdjudicationTracker(match.Adjudication(resign_score=500, resign_moves=2))
+    board = chess.Board()
+    for move in ("e2e4", "e7e5", "g1f3", "b8c6", "f1c4", "g8f6"):
+        mover = board.turn
+        board.push_uci(move)
+        # White claims +600 but Black (to its own eyes) only -100: no agreement, no adjudication
+        assert tracker.update(board, mover, 600 if mover == chess.WHITE else -100) is None
+
+
+def test_draw_adjudication(tmp_path: Path) -> None:
+    """Near-zero scores from move K on end the game by draw adjudication."""
+    pgn, report = tmp_path / "games.pgn", tmp_path / "report.json"
+    proc = run_match("--engine", scripted("--play", "random", "--score", "5"),
+                     "--engine", scripted("--play", "random", "--seed", "3", "--score", "-5"),
+                     "--nodes", "10", "--games", "2", "--draw-score", "10", "--draw-moves", "4",
+                     "--draw-after", "10", "--pgnout", str(pgn), "--report", str(report))
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(report.read_text())
+    assert data["draws"] == 2
+    assert data["endings"] == {"adjudication: draw": 2}
+    assert data["engines"][0] != data["engines"][1]  # equal engine names are made unique
+    for game in read_games(pgn):
+        assert "draw adjudication" in game.headers["ResultReason"]
+        assert game.headers["PlyCount"] == "26"  # from move 10 (ply 19) on, 4 moves each
+
+
+@pytest.mark.parametrize("strong_first, decision", [(True, "H1"), (False, "H0")])
+def test_sprt_stops_early(tmp_path: Path, strong_first: bool, decision: str) -> None:
+    """The SPRT stops the match as soon as the LLR crosses a bound."""
+    report = tmp_path / "report.json"
+    strong = [scripted("--score", "900"), "name=strong"]
+    weak = [scripted("--score", "-900"), "name=weak"]
+    first, second = (strong, weak) if strong_first else (weak, strong)
+    proc = run_match("--engine", *first, "--engine", *second, "--nodes", "1", "--games", "60",
+                     "--resign-score", "500", "--resign-moves", "1",
+                     "--sprt", "elo0=0", "elo1=200", "alpha=0.05", "beta=0.05", "--report", str(report))
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(report.read_text())
+    sprt = data["sprt"]
+    assert sprt["decision"] == decision
+    assert data["games"] < 60
+    assert data["games"] == 16 if decision == "H1" else data["games"] == 10
+    assert sprt["lower_bound"] == pytest.approx(-2.944, abs=0.001)
+    assert sprt["upper_bound"] == pytest.approx(2.944, abs=0.001)
+    assert (sprt["llr"] >= sprt["upper_bound"]) if decision == "H1" else (sprt["llr"] <= sprt["lower_bound"])
+    assert f"{decision} accepted" in proc.stdout
+
+
+def test_pgn_openings_use_the_final_position(tmp_path: Path) -> None:
+    """PGN openings start from the final position of each book game."""
+    book = tmp_path / "book.pgn"
+    book.write_text('[Event "a"]\n\n1. e4 e5 2. Nf3 Nc6 1/2-1/2\n\n[Event "b"]\n\n1. d4 d5 2. c4 e6 1/2-1/2\n')
+    finals = set()
+    for game in read_games(book):
+        finals.add(game.end().board().fen())
+    pgn = tmp_path / "games.pgn"
+    proc = run_match("--engine", scripted("--play", "random"), "--engine", scripted("--play", "greedy"),
+                     "--nodes", "1", "--games", "4", "--openings", str(book), "--seed", "1", "--max-moves", "20",
+                     "--pgnout", str(pgn))
+    assert proc.returncode == 0, proc.stderr
+    used = {game.headers["FEN"] for game in read_games(pgn)}
+    assert used == finals
+
+
+def test_garfish_plays_a_real_game_without_forfeits(tmp_path: Path, openings: Path) -> None:
+    """Garfish plays real games against the scripted engine without forfeits."""
+    report, pgn = tmp_path / "report.json", tmp_path / "games.pgn"
+    proc = run_match("--engine", "name=garfish", "--engine", scripted("--play", "greedy"), "name=greedy",
+                     "--nodes", "500", "--games", "2", "--openings", str(openings), "--seed", "3",
+                     "--max-moves", "40", "--report", str(report), "--pgnout", str(pgn))
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(report.read_text())
+    assert data["games"] == 2
+    assert all(count == 0 for counts in data["forfeits"].values() for count in counts.values())
+    games = read_games(pgn)
+    assert {game.headers["White"] for game in games} == {"garfish", "greedy"}
+    assert all(len(list(game.mainline_moves())) > 1 for game in games)
+
+
+def check_clean_error(proc: subprocess.CompletedProcess, code: int, text: str) -> None:
+    """The run failed with exit status `code`, a message containing `text` and no traceback."""
+    assert proc.returncode == code, proc.stdout + proc.stderr
+    assert text in proc.stderr
+    assert "Traceback" not in proc.stderr + proc.stdout
+
+
+def test_engine_that_does_not_start(tmp_path: Path) -> None:
+    """An engine that exits at once gives a clear error and exit status 1."""
+    proc = run_match("--engine", scripted("--fail-start"), "--engine", scripted(), "--nodes", "1", "--games", "2")
+    check_clean_error(proc, 1, "cannot start engine")
+
+
+def test_engine_options_are_passed_and_checked(tmp_path: Path) -> None:
+    """option.X=V reaches the engine; an option the engine does not declare is a clear error."""
+    good = run_match("--engine", scripted("--options"), "option.Skill=3", "option.Flag=true",
+                     "--engine", scripted(), "--nodes", "1", "--games", "2", "--max-moves", "5")
+    assert good.returncode == 0, good.stderr
+    bad = run_match("--engine", scripted("--options"), "option.Bogus=3", "--engine", scripted(),
+                    "--nodes", "1", "--games", "2")
+    check_clean_error(bad, 1, "no option 'Bogus'")
+
+
+@pytest.mark.parametrize("args, text", [
+    (["--engine", "cmd=x", "--nodes", "1", "--games", "2"], "exactly twice"),
+    (["--engine", "cmd=x", "--engine", "cmd=y", "--tc", "abc", "--games", "2"], "BASE+INC"),
+    (["--engine", "cmd=x", "--engine", "bogus=y", "--nodes", "1", "--games", "2"], "unknown key"),
+    (["--engine", "cmd=x", "--engine", "cmd=y", "--nodes", "1", "--games", "2", "--openings", "/no/such.epd"],
+     "cannot read openings"),
+    (["--engine", "cmd=x", "--engine", "cmd=y", "--nodes", "1", "--games", "2", "--sprt", "elo0=5", "elo1=1"],
+     "elo1 > elo0"),
+    (["--engine", "cmd=x", "--engine", "cmd=y", "--nodes", "1", "--games", "2", "--resign-score", "500"],
+     "go together"),
+])
+def test_bad_arguments_are_clear_errors(args: list[str], text: str) -> None:
+    """Bad arguments give a message and exit status 2, no traceback."""
+    check_clean_error(run_match(*args), 2, text)
+
+
+def test_plot(tmp_path: Path) -> None:
+    """--plot writes a PNG, or explains that matplotlib is missing."""
+    plot = tmp_path / "elo.png"
+    proc = run_match("--engine", scripted("--play", "random"), "--engine", scripted("--play", "greedy"),
+                     "--nodes", "1", "--games", "2", "--max-moves", "20", "--plot", str(plot))
+    if match.check_matplotlib() is None:
+        assert proc.returncode == 0, proc.stderr
+        assert plot.stat().st_size > 0
+    else:
+        check_clean_error(proc, 2, "matplotlib")
+        assert not plot.exists()
+
+
+@pytest.mark.parametrize("text, expected", [("10+0.1", (10.0, 0.1)), ("60", (60.0, 0.0)), (" 5 + 0 ", (5.0, 0.0))])
+def test_parse_tc(text: str, expected: tuple[float, float]) -> None:
+    """BASE+INC time controls are parsed."""
+    assert match.parse_tc(text) == expected
+
+
+def test_parse_engine_options() -> None:
+    """--engine KEY=VALUE tokens become an EngineSpec; cmd defaults to Garfish."""
+    spec = match.parse_engine(["cmd=my engine --fast", "name=E", "option.Hash=64", "option.Move Overhead=10"], 1)
+    assert spec.argv == ["my", "engine", "--fast"]
+    assert spec.name == "E"
+    assert spec.options == {"Hash": "64", "Move Overhead": "10"}
+    default: Optional[list[str]] = match.parse_engine(["name=G"], 2).argv
+    assert default == [sys.executable, "-m", "uci"]

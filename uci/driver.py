@@ -1,0 +1,297 @@
+"""Drive one UCI engine process through python-chess: start, configure, new game, timed move, restart, kill.
+
+Shared by `garfish epd` and `garfish match`. Every engine runs in its own process group
+(so a wrapper script and its children can be killed together, and Ctrl-C in the terminal
+reaches only the tool, which then shuts the engines down itself).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Mapping, Optional, Union
+
+import chess
+import chess.engine
+
+LOG = logging.getLogger(__name__)
+
+DEFAULT_COMMAND = (sys.executable, "-m", "uci")
+START_TIMEOUT = 60.0  # seconds for the uci/uciok handshake, option setting and isready (first Numba compile)
+QUIT_TIMEOUT = 2.0  # seconds an engine gets to exit after `quit` before it is killed
+INFO = chess.engine.INFO_BASIC | chess.engine.INFO_SCORE
+TRUE_WORDS = ("true", "1", "yes", "on")
+FALSE_WORDS = ("false", "0", "no", "off")
+QUOTED = re.compile(r"'([^']*)'")
+
+ConfigValue = Union[str, int, bool, None]
+
+
+class EngineStartError(Exception):
+    """The engine could not be started, configured or made ready."""
+
+
+class MoveError(Exception):
+    """An engine failed to deliver a legal move: kind is 'illegal', 'timeout' or 'crash'."""
+
+    def __init__(self, kind: str, detail: str, elapsed: float) -> None:
+        """Carry the failure kind, its description and the time spent."""
+        super().__init__(detail)
+        self.kind = kind
+        self.detail = detail
+        self.elapsed = elapsed
+
+
+@dataclass
+class EngineSpec:
+    """How to start an engine: argv, UCI options (name -> text value), display name, stderr handling."""
+
+    argv: list[str]
+    options: dict[str, str] = field(default_factory=dict)
+    name: Optional[str] = None
+    show_stderr: bool = False
+    start_timeout: float = START_TIMEOUT
+
+
+@dataclass
+class MoveResult:
+    """A legal move with the engine's last info line (depth, nodes, score...) and the wall time it took."""
+
+    move: chess.Move
+    info: dict
+    elapsed: float
+
+
+def split_command(command: str) -> list[str]:
+    """Split a shell-quoted engine command line into argv, or raise ValueError."""
+    argv = shlex.split(command)
+    if not argv:
+        raise ValueError("the engine command is empty")
+    return argv
+
+
+def parse_option_pairs(pairs: list[str]) -> dict[str, str]:
+    """['Hash=64', 'Move Overhead=10'] -> {'Hash': '64', 'Move Overhead': '10'}; ValueError on a missing '='."""
+    options: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise ValueError(f"option '{pair}' is not NAME=VALUE")
+        options[name.strip()] = value.strip()
+    return options
+
+
+def coerce_options(declared: Mapping[str, chess.engine.Option], options: dict[str, str]) -> dict[str, ConfigValue]:
+    """Turn text option values into the types python-chess expects, checking names against the engine's list."""
+    typed: dict[str, ConfigValue] = {}
+    for name, text in options.items():
+        option = declared.get(name)
+        if option is None:
+            known = ", ".join(sorted(declared)) or "none"
+            raise ValueError(f"the engine has no option '{name}' (it declares: {known})")
+        value: ConfigValue = text
+        if option.type == "check":
+            if text.lower() in TRUE_WORDS:
+                value = True
+            elif text.lower() in FALSE_WORDS:
+                value = False
+            else:
+                raise ValueError(f"option '{option.name}' takes true or false, not '{text}'")
+        elif option.type == "spin":
+            try:
+                value = int(text)
+            except ValueError:
+                raise ValueError(f"option '{option.name}' takes an integer, not '{text}'") from None
+        elif option.type == "button":
+            value = None
+        typed[option.name] = value
+    return typed
+
+
+def describe_exception(exc: BaseException) -> str:
+    """A one-line description of an exception for error messages."""
+    text = str(exc).strip()
+    if isinstance(exc, (TimeoutError, concurrent.futures.TimeoutError)) and not text:
+        text = "no answer in time"
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+class EngineProcess:
+    """One running UCI engine: start, configure, new game, timed move with a kill watchdog, restart, close."""
+
+    def __init__(self, spec: EngineSpec) -> None:
+        """Start the engine described by spec (raises EngineStartError)."""
+        self.spec = spec
+        self.engine: Optional[chess.engine.SimpleEngine] = None
+        self.pid: Optional[int] = None
+        self.starts = 0
+        self.engine_name = ""
+        self.broken = False  # set by kill(): the process is (being) killed and must be restarted
+        self.start()
+
+    @property
+    def name(self) -> str:
+        """The display name: the spec's name, else the engine's `id name`, else the program name."""
+        return self.spec.name or self.engine_name or os.path.basename(self.spec.argv[0])
+
+    def start(self) -> None:
+        """Start the process, wait for uciok, set the options, wait for readyok."""
+        stderr = None if self.spec.show_stderr else subprocess.DEVNULL
+        command = " ".join(shlex.quote(arg) for arg in self.spec.argv)
+        try:
+            self.engine = chess.engine.SimpleEngine.popen_uci(
+                self.spec.argv, timeout=self.spec.start_timeout, setpgrp=True, stderr=stderr)
+        except (OSError, chess.engine.EngineError, chess.engine.EngineTerminatedError, TimeoutError,
+                concurrent.futures.TimeoutError) as exc:
+            raise EngineStartError(f"cannot start engine '{command}': {describe_exception(exc)}") from None
+        self.pid = self.engine.transport.get_pid()
+        try:
+            if self.spec.options:
+                self.engine.configure(coerce_options(self.engine.options, self.spec.options))
+            self.engine.ping()
+        except (ValueError, chess.engine.EngineError, chess.engine.EngineTerminatedError, TimeoutError,
+                concurrent.futures.TimeoutError) as exc:
+            self.close()
+            raise EngineStartError(f"engine '{command}' failed to get ready: {describe_exception(exc)}") from None
+        self.engine_name = self.engine.id.get("name", "")
+        self.broken = False
+        self.starts += 1
+
+    def alive(self) -> bool:
+        """True while the engine process runs and has not been killed."""
+        return self.engine is not None and not self.broken and not self.engine.returncode.done()
+
+    def kill(self) -> None:
+        """Hard-kill the engine's process group (callable from any thread); alive() is False from now on."""
+        self.broken = True
+        if self.pid is None or (self.engine is not None and self.engine.returncode.done()):
+            return
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            LOG.debug("engine process group %s already gone", self.pid)
+        except OSError as exc:
+            LOG.warning("could not kill engine process group %s: %s", self.pid, exc)
+
+    def close(self) -> None:
+        """Send quit, give the engine QUIT_TIMEOUT seconds, then kill it and stop python-chess's loop."""
+        engine = self.engine
+        if engine is None:
+            return
+        if self.alive():
+            engine.timeout = QUIT_TIMEOUT
+            try:
+                engine.quit()
+            except (chess.engine.EngineError, chess.engine.EngineTerminatedError, TimeoutError,
+                    concurrent.futures.TimeoutError) as exc:
+                LOG.debug("engine %s did not quit cleanly: %s", self.name, describe_exception(exc))
+        self.kill()
+        engine.close()
+        self.engine = None
+
+    def restart(self) -> None:
+        """Close (or kill) the engine and start a fresh process (raises EngineStartError)."""
+        self.close()
+        self.start()
+
+    def new_game(self, key: object) -> None:
+        """Send ucinewgame + isready now, outside any clock, and mark `key` as python-chess's current game.
+
+        play(game=key) then does not send ucinewgame again inside the timed move.
+        Raises MoveError('crash') when the engine has died or does not answer isready.
+        """
+        engine = self.engine
+        if engine is None or not self.alive():
+            raise MoveError("crash", "the engine is not running", 0.0)
+        protocol = engine.protocol
+        if not isinstance(protocol, chess.engine.UciProtocol):
+            raise MoveError("crash", "not a UCI engine", 0.0)
+
+        def send() -> None:
+            """Runs in python-chess's event loop thread."""
+            protocol.send_line("ucinewgame")
+            protocol.game = key
+            protocol.first_game = False
+
+        try:
+            protocol.loop.call_soon_threadsafe(send)
+            engine.ping()
+        except (RuntimeError, chess.engine.EngineError, chess.engine.EngineTerminatedError, TimeoutError,
+                concurrent.futures.TimeoutError) as exc:
+            raise MoveError("crash", f"no answer to ucinewgame/isready: {describe_exception(exc)}", 0.0) from None
+
+    def play(self, board: chess.Board, limit: chess.engine.Limit, game: object,
+             deadline: Optional[float]) -> MoveResult:
+        """Ask for a move; kill the engine if it has not answered after `deadline` seconds.
+
+        Returns a legal move, or raises MoveError: 'timeout' (killed by the watchdog; restart
+        the engine), 'crash' (died or broke the protocol; restart it) or 'illegal' (an illegal
+        move, a null move `0000` or `bestmove (none)` while legal moves exist).
+        """
+        engine = self.engine
+        if engine is None or not self.alive():
+            raise MoveError("crash", "the engine is not running", 0.0)
+        fired = threading.Event()
+
+        def on_deadline() -> None:
+            """Watchdog: the engine overran its deadline."""
+            fired.set()
+            self.kill()
+
+        timer = threading.Timer(deadline, on_deadline) if deadline is not None else None
+        if timer is not None:
+            timer.daemon = True
+        start = time.perf_counter()
+        if timer is not None:
+            timer.start()
+        try:
+            result = engine.play(board, limit, game=game, info=INFO)
+        except (chess.engine.EngineError, chess.engine.EngineTerminatedError, TimeoutError,
+                concurrent.futures.TimeoutError, RuntimeError) as exc:
+            elapsed = time.perf_counter() - start
+            raise self._move_error(exc, fired.is_set(), elapsed) from None
+        finally:
+            if timer is not None:
+                timer.cancel()
+        elapsed = time.perf_counter() - start
+        if fired.is_set():
+            raise MoveError("timeout", f"bestmove came after the watchdog fired ({elapsed:.2f} s)", elapsed)
+        move = result.move
+        if move is None:
+            raise MoveError("illegal", "bestmove (none) while legal moves exist", elapsed)
+        if not move:
+            raise MoveError("illegal", "null move bestmove 0000", elapsed)
+        if move not in board.legal_moves:
+            raise MoveError("illegal", f"illegal move {move.uci()}", elapsed)
+        return MoveResult(move, dict(result.info), elapsed)
+
+    def _move_error(self, exc: BaseException, watchdog_fired: bool, elapsed: float) -> MoveError:
+        """Classify an exception from play(): timeout (watchdog), illegal move, or crash."""
+        text = str(exc)
+        if watchdog_fired or isinstance(exc, (TimeoutError, concurrent.futures.TimeoutError)):
+            self.kill()
+            return MoveError("timeout", f"no bestmove after {elapsed:.2f} s, engine killed", elapsed)
+        if isinstance(exc, chess.engine.EngineError) and ("illegal uci" in text or "invalid uci" in text):
+            quoted = QUOTED.search(text)
+            return MoveError("illegal", f"illegal move {quoted.group(1) if quoted else text}", elapsed)
+        if not self.alive() or "died" in text or "dead" in text:
+            return MoveError("crash", text or "the engine died", elapsed)
+        return MoveError("crash", f"protocol error: {describe_exception(exc)}", elapsed)
+
+
+def quiet_python_chess(verbose: bool) -> None:
+    """Silence python-chess's engine warnings unless verbose (the tools report problems themselves)."""
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if not verbose:
+        logging.getLogger("chess.engine").setLevel(logging.CRITICAL)
+        logging.getLogger("asyncio").setLevel(logging.CRITICAL)

@@ -1,0 +1,584 @@
+"""`garfish epd`: run a UCI engine (Garfish by default) over an EPD test suite.
+
+Understands the opcodes bm (best moves), am (moves to avoid), id, and STS-style c0 point
+scores (c0 "Qxb2=10, Rd8=4"). A position with c0 points scores the points of the played
+move (summed into points / max points); a position counts as solved when the move is in bm
+(if given) and not in am (if given), or, with c0 points only, when it has the top score.
+Each position gets `ucinewgame` and one `go` with the chosen limit. With -j N, N worker
+processes each drive their own engine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import multiprocessing
+import queue
+import re
+import signal
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Generator, Optional
+
+import chess
+import chess.engine
+
+from uci.driver import (DEFAULT_COMMAND, EngineProcess, EngineSpec, EngineStartError, MoveError,
+                        parse_option_pairs, quiet_python_chess, split_command)
+
+PROG = "garfish epd"
+LOG = logging.getLogger(__name__)
+EXIT_OK = 0
+EXIT_ENGINE = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report Ctrl-C
+TIME_WATCHDOG_GRACE = 10.0  # seconds past --time before a silent engine is killed
+SEARCH_WATCHDOG = 600.0  # seconds before a silent engine is killed under --depth / --nodes
+POLL_SECONDS = 0.5  # how often the parent checks that worker processes are alive
+WORKER_JOIN_SECONDS = 10.0
+FAILED_IDS_SHOWN = 100
+POINTS_ITEM = re.compile(r"^\s*(\S+?)\s*=\s*(-?\d+)\s*$")
+
+
+@dataclass
+class EpdPosition:
+    """One test position: its place in the file, id, FEN and what counts as a solution."""
+
+    number: int
+    line: int
+    id: str
+    fen: str
+    bm: list[str] = field(default_factory=list)  # UCI
+    am: list[str] = field(default_factory=list)
+    bm_san: list[str] = field(default_factory=list)
+    am_san: list[str] = field(default_factory=list)
+    points: dict[str, int] = field(default_factory=dict)  # UCI move -> points (c0)
+    points_san: dict[str, int] = field(default_factory=dict)
+
+    def expected(self) -> str:
+        """What the suite expects, for display: 'bm Qg6 am Rxb2' or 'Qxb2=10 Rd8=4'."""
+        parts = []
+        if self.bm_san:
+            parts.append("bm " + " ".join(self.bm_san))
+        if self.am_san:
+            parts.append("am " + " ".join(self.am_san))
+        if self.points_san and not self.bm_san:
+            parts.append(" ".join(f"{san}={pts}" for san, pts in self.points_san.items()))
+        return " ".join(parts)
+
+    def max_points(self) -> int:
+        """The best score a move can get (0 without c0 points)."""
+        return max(self.points.values(), default=0)
+
+
+@dataclass
+class PositionResult:
+    """What the engine did in one position."""
+
+    number: int
+    line: int
+    id: str
+    fen: str
+    expected: str
+    move: Optional[str] = None
+    san: Optional[str] = None
+    solved: bool = False
+    points: Optional[int] = None
+    max_points: Optional[int] = None
+    depth: Optional[int] = None
+    seldepth: Optional[int] = None
+    nodes: Optional[int] = None
+    time: Optional[float] = None  # engine-reported search time, else wall time
+    wall: Optional[float] = None
+    score: Optional[str] = None
+    error: Optional[str] = None
+    note: Optional[str] = None
+
+
+@dataclass
+class EpdConfig:
+    """Everything a worker needs: the engine, the search limit and the watchdog."""
+
+    spec: EngineSpec
+    limit: dict[str, float]
+    watchdog: float
+
+
+class SuiteError(Exception):
+    """The suite file cannot be read."""
+
+
+def parse_points(board: chess.Board, text: str) -> Optional[dict[chess.Move, int]]:
+    """Read an STS-style c0 ('Qxb2=10, Rd8=4') into {move: points}; None if c0 is not in that format.
+
+    Raises ValueError when the format matches but a move is not legal here.
+    """
+    items = [item for item in text.split(",") if item.strip()]
+    matches = [POINTS_ITEM.match(item) for item in items]
+    if not items or not all(matches):
+        return None
+    points: dict[chess.Move, int] = {}
+    for match in matches:
+        assert match is not None
+        notation, value = match.group(1), int(match.group(2))
+        try:
+            move = board.parse_san(notation)
+        except ValueError:
+            try:
+                move = board.parse_uci(notation)
+            except ValueError:
+                raise ValueError(f"c0 move '{notation}' is not legal here") from None
+        points[move] = value
+    return points
+
+
+def move_list(value: object) -> list[chess.Move]:
+    """The moves of a bm/am operand (ValueError if it holds anything else)."""
+    if value is None:
+        return []
+    moves = value if isinstance(value, list) else [value]
+    if not all(isinstance(move, chess.Move) for move in moves):
+        raise ValueError("bm/am must list moves")
+    return [move for move in moves if isinstance(move, chess.Move)]
+
+
+def parse_position(text: str, number: int, line: int) -> EpdPosition:
+    """Parse one EPD line (ValueError with the reason when it is not usable)."""
+    board = chess.Board()
+    operations = board.set_epd(text)
+    if board.is_game_over():
+        raise ValueError("the position has no legal moves or is already drawn")
+    bm, am = move_list(operations.get("bm")), move_list(operations.get("am"))
+    position = EpdPosition(number=number, line=line, id=str(operations.get("id", f"line {line}")),
+                           fen=board.fen(), bm=[move.uci() for move in bm], am=[move.uci() for move in am],
+                           bm_san=[board.san(move) for move in bm], am_san=[board.san(move) for move in am])
+    comment = operations.get("c0")
+    if isinstance(comment, str):
+        points = parse_points(board, comment)
+        if points is not None:
+            position.points = {move.uci(): value for move, value in points.items()}
+            position.points_san = {board.san(move): value for move, value in points.items()}
+    if not (position.bm or position.am or position.points):
+        raise ValueError("no bm, am or c0 points to check the move against")
+    return position
+
+
+def read_suite(path: Path, limit: int = 0) -> tuple[list[EpdPosition], list[tuple[int, str]]]:
+    """All usable positions of a suite (at most `limit` if > 0) and the (line, reason) of skipped lines."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise SuiteError(f"cannot read '{path}': {exc.strerror or exc}") from None
+    positions: list[EpdPosition] = []
+    problems: list[tuple[int, str]] = []
+    for line_number, raw in enumerate(text.splitlines(), 1):
+        stripped = raw.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        if limit and len(positions) >= limit:
+            break
+        try:
+            positions.append(parse_position(stripped, len(positions) + 1, line_number))
+        except ValueError as exc:
+            problems.append((line_number, str(exc) or type(exc).__name__))
+    return positions, problems
+
+
+def judge(position: EpdPosition, move: Optional[str]) -> tuple[bool, Optional[int]]:
+    """(solved, points) for a played move (UCI) or None."""
+    points = (position.points.get(move, 0) if move else 0) if position.points else None
+    if move is None:
+        return False, points
+    if position.bm or position.am:
+        solved = (not position.bm or move in position.bm) and move not in position.am
+    else:
+        solved = points is not None and points == position.max_points()
+    return solved, points
+
+
+def make_limit(limit: dict[str, float]) -> chess.engine.Limit:
+    """The python-chess Limit for {'time': s} / {'depth': d} / {'nodes': n}."""
+    if "time" in limit:
+        return chess.engine.Limit(time=limit["time"])
+    if "depth" in limit:
+        return chess.engine.Limit(depth=int(limit["depth"]))
+    return chess.engine.Limit(nodes=int(limit["nodes"]))
+
+
+def solve(engine: EngineProcess, position: EpdPosition, config: EpdConfig) -> PositionResult:
+    """Search one position (restarting the engine once after a crash or timeout); raises EngineStartError."""
+    board = chess.Board(position.fen)
+    result = PositionResult(number=position.number, line=position.line, id=position.id, fen=position.fen,
+                            expected=position.expected(),
+                            max_points=position.max_points() if position.points else None)
+    limit = make_limit(config.limit)
+    for attempt in range(2):
+        try:
+            key = object()
+            engine.new_game(key)
+            played = engine.play(board, limit, key, config.watchdog)
+        except MoveError as exc:
+            result.error = f"{exc.kind}: {exc.detail}"
+            result.wall = exc.elapsed
+            if exc.kind == "illegal" or attempt == 1:
+                break
+            engine.restart()
+            result.note = f"engine restarted after {exc.kind}"
+            continue
+        result.error = None
+        result.move = played.move.uci()
+        result.san = board.san(played.move)
+        result.wall = played.elapsed
+        info = played.info
+        result.depth = info.get("depth")
+        result.seldepth = info.get("seldepth")
+        result.nodes = info.get("nodes")
+        engine_time = info.get("time")
+        result.time = float(engine_time) if engine_time is not None else played.elapsed
+        score = info.get("score")
+        result.score = str(score.relative) if score is not None else None
+        break
+    result.solved, result.points = judge(position, result.move)
+    return result
+
+
+def interrupt_on_sigterm(signum: int, frame: Any) -> None:
+    """SIGTERM handler of the workers: unwind (once) like Ctrl-C so that the engine is shut down."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise KeyboardInterrupt
+
+
+def worker(config: EpdConfig, tasks: Any, results: Any) -> None:
+    """Worker process body: serve positions; Ctrl-C is left to the parent, which stops workers with SIGTERM."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, interrupt_on_sigterm)
+    try:
+        serve(config, tasks, results)
+    except KeyboardInterrupt:
+        LOG.debug("worker stopped by the parent")
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a SIGTERM while exiting just ends the process
+
+
+def serve(config: EpdConfig, tasks: Any, results: Any) -> None:
+    """Own one engine and solve positions from `tasks` until a None arrives; report on `results`."""
+    quiet_python_chess(False)
+    try:
+        engine = EngineProcess(config.spec)
+    except EngineStartError as exc:
+        results.put(("fatal", str(exc)))
+        return
+    try:
+        results.put(("ready", engine.name))
+        while True:
+            position = tasks.get()
+            if position is None:
+                break
+            results.put(("result", solve(engine, position, config)))
+        results.put(("done", None))
+    except EngineStartError as exc:
+        results.put(("fatal", f"engine could not be restarted: {exc}"))
+    finally:
+        engine.close()
+
+
+def run_serial(config: EpdConfig, positions: list[EpdPosition],
+               on_ready: Callable[[str], None]) -> Generator[PositionResult, None, None]:
+    """Solve the positions one by one in this process (raises EngineStartError)."""
+    engine = EngineProcess(config.spec)
+    try:
+        on_ready(engine.name)
+        for position in positions:
+            yield solve(engine, position, config)
+    finally:
+        engine.close()
+
+
+def run_parallel(config: EpdConfig, positions: list[EpdPosition], jobs: int,
+                 on_ready: Callable[[str], None]) -> Generator[PositionResult, None, None]:
+    """Solve the positions in `jobs` worker processes, yielding results as they come (raises EngineStartError)."""
+    context = multiprocessing.get_context("spawn")
+    tasks = context.Queue()
+    results = context.Queue()
+    for position in positions:
+        tasks.put(position)
+    for _ in range(jobs):
+        tasks.put(None)
+    processes = [context.Process(target=worker, args=(config, tasks, results), daemon=True) for _ in range(jobs)]
+    for process in processes:
+        process.start()
+    received = finished = 0
+    announced = completed = False
+    try:
+        while received < len(positions) and finished < jobs:
+            try:
+                kind, payload = results.get(timeout=POLL_SECONDS)
+            except queue.Empty:
+                if not any(process.is_alive() for process in processes):
+                    raise EngineStartError("all worker processes exited early") from None
+                continue
+            if kind == "fatal":
+                raise EngineStartError(payload)
+            if kind == "ready" and not announced:
+                announced = True
+                on_ready(payload)
+            elif kind == "result":
+                received += 1
+                yield payload
+            elif kind == "done":
+                finished += 1
+        completed = True
+    finally:
+        shut_down(processes, tasks, results, graceful=completed)
+
+
+def shut_down(processes: list[Any], tasks: Any, results: Any, graceful: bool) -> None:
+    """Stop the workers: wait for them after a complete run, else SIGTERM them (they close their engines).
+
+    The result queue is drained meanwhile (a worker cannot exit while its queue feeder is blocked),
+    and the task queue's feeder thread is not waited for (its unsent tasks are dropped).
+    """
+    tasks.cancel_join_thread()
+    if not graceful:
+        for process in processes:
+            if process.is_alive():
+                process.terminate()
+    deadline = time.monotonic() + WORKER_JOIN_SECONDS
+    while any(process.is_alive() for process in processes) and time.monotonic() < deadline:
+        drain(results)
+        for process in processes:
+            process.join(POLL_SECONDS / 10)
+    for process in processes:
+        if process.is_alive():
+            process.kill()
+            process.join(WORKER_JOIN_SECONDS)
+    drain(results)
+
+
+def drain(results: Any) -> None:
+    """Throw away whatever is waiting in a queue."""
+    while True:
+        try:
+            results.get_nowait()
+        except queue.Empty:
+            return
+
+
+def format_result(result: PositionResult, done: int, total: int) -> str:
+    """One line per position."""
+    verdict = "SOLVED" if result.solved else "failed"
+    if result.points is not None:
+        verdict = f"{result.points}/{result.max_points} pts" + (" SOLVED" if result.solved else "")
+    depth = "-" if result.depth is None else str(result.depth)
+    nodes = "-" if result.nodes is None else str(result.nodes)
+    seconds = "-" if result.time is None else f"{result.time:.2f}s"
+    counter = f"[{done:>{len(str(total))}}/{total}]"
+    line = (f"{counter} {result.id:<14} move {result.san or '-':<7} expected {result.expected:<18} "
+            f"depth {depth:>3} nodes {nodes:>9} time {seconds:>7}  {verdict}")
+    if result.error:
+        line += f"  ERROR {result.error}"
+    if result.note:
+        line += f"  ({result.note})"
+    return line
+
+
+def summarize(results: list[PositionResult], wall: float) -> dict[str, Any]:
+    """Totals: solved, points, average depth, nodes, nps, failed ids, errors."""
+    depths = [r.depth for r in results if r.depth is not None]
+    nodes = sum(r.nodes or 0 for r in results)
+    search_time = sum(r.time or 0.0 for r in results if r.nodes is not None)
+    scored = [r for r in results if r.max_points is not None]
+    summary: dict[str, Any] = {
+        "positions": len(results),
+        "solved": sum(r.solved for r in results),
+        "average_depth": round(sum(depths) / len(depths), 2) if depths else None,
+        "nodes": nodes,
+        "search_time": round(search_time, 3),
+        "nps": int(nodes / search_time) if search_time > 0 else None,
+        "wall_time": round(wall, 3),
+        "errors": sum(r.error is not None for r in results),
+        "failed": [r.id for r in results if not r.solved],
+    }
+    if scored:
+        summary["points"] = sum(r.points or 0 for r in scored)
+        summary["max_points"] = sum(r.max_points or 0 for r in scored)
+        summary["scored_positions"] = len(scored)
+    return summary
+
+
+def print_summary(summary: dict[str, Any], out: Callable[[str], None]) -> None:
+    """The human-readable summary."""
+    total = summary["positions"]
+    percent = 100.0 * summary["solved"] / total if total else 0.0
+    out("-" * 72)
+    out(f"Solved: {summary['solved']}/{total} ({percent:.1f}%)")
+    if "points" in summary:
+        share = 100.0 * summary["points"] / summary["max_points"] if summary["max_points"] else 0.0
+        out(f"Points: {summary['points']}/{summary['max_points']} ({share:.1f}%) "
+            f"over {summary['scored_positions']} positions with c0 scores")
+    depth = "-" if summary["average_depth"] is None else f"{summary['average_depth']:.2f}"
+    nps = "-" if summary["nps"] is None else str(summary["nps"])
+    out(f"Average depth: {depth}   Nodes: {summary['nodes']}   NPS: {nps}   "
+        f"Search time: {summary['search_time']:.2f} s   Wall: {summary['wall_time']:.2f} s")
+    if summary["errors"]:
+        out(f"Engine errors: {summary['errors']} (see ERROR in the lines above)")
+    failed = summary["failed"]
+    if failed:
+        shown = ", ".join(failed[:FAILED_IDS_SHOWN]) + (", ..." if len(failed) > FAILED_IDS_SHOWN else "")
+        out(f"Failed ({len(failed)}): {shown}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Command-line arguments of `garfish epd`."""
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("suite", type=Path, help="EPD file (bm / am / id / c0 opcodes)")
+    limit = parser.add_mutually_exclusive_group(required=True)
+    limit.add_argument("--time", type=float, metavar="S", help="seconds per position (go movetime)")
+    limit.add_argument("--depth", type=int, metavar="D", help="search depth per position (go depth)")
+    limit.add_argument("--nodes", type=int, metavar="N", help="nodes per position (go nodes)")
+    parser.add_argument("--engine", metavar="CMD",
+                        help="engine command line, shell-quoted (default: Garfish, python -m uci)")
+    parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                        help="UCI option for the engine (repeatable)")
+    parser.add_argument("-j", "--jobs", type=int, default=1, help="parallel worker processes, one engine each")
+    parser.add_argument("--limit", type=int, default=0, metavar="N", help="only the first N positions")
+    parser.add_argument("--report", type=Path, metavar="FILE.json", help="write a JSON report")
+    parser.add_argument("--timeout", type=float, metavar="S",
+                        help=f"kill and restart an engine silent this long in one position "
+                             f"(default: --time + {TIME_WATCHDOG_GRACE:g} s, else {SEARCH_WATCHDOG:g} s)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar (it is off when stderr is no TTY)")
+    parser.add_argument("--show-stderr", action="store_true", help="let the engine's stderr through")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log python-chess's engine traffic problems")
+    return parser
+
+
+def validate(args: argparse.Namespace) -> Optional[str]:
+    """An error message for out-of-range arguments, or None."""
+    if args.time is not None and not (args.time > 0 and math.isfinite(args.time)):
+        return "--time must be a positive number of seconds"
+    if args.depth is not None and args.depth < 1:
+        return "--depth must be at least 1"
+    if args.nodes is not None and args.nodes < 1:
+        return "--nodes must be at least 1"
+    if args.jobs < 1:
+        return "-j must be at least 1"
+    if args.limit < 0:
+        return "--limit must not be negative"
+    if args.timeout is not None and args.timeout <= 0:
+        return "--timeout must be positive"
+    return None
+
+
+def build_config(args: argparse.Namespace) -> EpdConfig:
+    """The worker configuration from the arguments (ValueError for a bad command or option)."""
+    argv = split_command(args.engine) if args.engine else list(DEFAULT_COMMAND)
+    spec = EngineSpec(argv=argv, options=parse_option_pairs(args.option), show_stderr=args.show_stderr)
+    if args.time is not None:
+        limit: dict[str, float] = {"time": args.time}
+        watchdog = args.timeout or args.time + TIME_WATCHDOG_GRACE
+    elif args.depth is not None:
+        limit, watchdog = {"depth": args.depth}, args.timeout or SEARCH_WATCHDOG
+    else:
+        limit, watchdog = {"nodes": args.nodes}, args.timeout or SEARCH_WATCHDOG
+    return EpdConfig(spec=spec, limit=limit, watchdog=watchdog)
+
+
+def write_report(path: Path, args: argparse.Namespace, config: EpdConfig, engine_name: str,
+                 results: list[PositionResult], summary: dict[str, Any],
+                 skipped: list[tuple[int, str]]) -> None:
+    """Write the JSON report."""
+    report = {
+        "suite": str(args.suite),
+        "engine": {"command": config.spec.argv, "name": engine_name, "options": config.spec.options},
+        "limit": config.limit,
+        "jobs": args.jobs,
+        "summary": summary,
+        "failed": summary["failed"],
+        "skipped_lines": [{"line": line, "error": reason} for line, reason in skipped],
+        "positions": [asdict(result) for result in results],
+    }
+    path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    """Entry point of `garfish epd`."""
+    args = build_parser().parse_args(argv)
+    problem = validate(args)
+    if problem:
+        print(f"{PROG}: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    quiet_python_chess(args.verbose)
+    try:
+        config = build_config(args)
+        positions, skipped = read_suite(args.suite, args.limit)
+    except (ValueError, SuiteError) as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    for line, reason in skipped:
+        print(f"{PROG}: {args.suite}:{line}: skipped: {reason}", file=sys.stderr)
+    if not positions:
+        print(f"{PROG}: no usable positions in '{args.suite}'", file=sys.stderr)
+        return EXIT_USAGE
+    return run(args, config, positions, skipped)
+
+
+def run(args: argparse.Namespace, config: EpdConfig, positions: list[EpdPosition],
+        skipped: list[tuple[int, str]]) -> int:
+    """Run the suite, print lines and the summary, write the report; the exit status."""
+    from tqdm import tqdm
+
+    jobs = min(args.jobs, len(positions))
+    limit_text = ", ".join(f"{key} {value:g}" for key, value in config.limit.items())
+    print(f"{PROG}: {len(positions)} positions from {args.suite}, {limit_text}, {jobs} job(s)", flush=True)
+    results: list[PositionResult] = []
+    names: list[str] = []
+    bar = tqdm(total=len(positions), unit="pos", file=sys.stderr, dynamic_ncols=True,
+               disable=True if args.no_progress else None)
+
+    def on_ready(name: str) -> None:
+        """Show the engine's name once it is up."""
+        names.append(name)
+        bar.write(f"engine: {name}", file=sys.stdout)
+
+    start = time.perf_counter()
+    source = (run_serial(config, positions, on_ready) if jobs == 1
+              else run_parallel(config, positions, jobs, on_ready))
+    status = EXIT_OK
+    try:
+        for result in source:
+            results.append(result)
+            bar.update(1)
+            bar.set_postfix(solved=sum(r.solved for r in results), refresh=False)
+            bar.write(format_result(result, len(results), len(positions)), file=sys.stdout)
+            sys.stdout.flush()
+    except EngineStartError as exc:
+        bar.close()
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        if not results:
+            return EXIT_ENGINE
+        status = EXIT_ENGINE
+    except KeyboardInterrupt:
+        bar.close()
+        print(f"{PROG}: interrupted; partial results follow", file=sys.stderr)
+        status = EXIT_INTERRUPTED
+    finally:
+        source.close()
+    bar.close()
+    results.sort(key=lambda r: r.number)
+    summary = summarize(results, time.perf_counter() - start)
+    print_summary(summary, lambda line: print(line, flush=True))
+    if skipped:
+        print(f"Skipped lines: {', '.join(str(line) for line, _ in skipped)}")
+    if args.report:
+        try:
+            write_report(args.report, args, config, names[0] if names else "", results, summary, skipped)
+        except OSError as exc:
+            print(f"{PROG}: cannot write report '{args.report}': {exc.strerror or exc}", file=sys.stderr)
+            return EXIT_USAGE
+        print(f"Report: {args.report}")
+    return status

@@ -341,7 +341,6 @@ class Searcher:
 
         # Step 3. Transposition table: a cut-off outside PV nodes, else a move to try first.
         tt_move = None
-        static_eval = None
         entry = self.tt.probe(key)
         if entry:
             code = entry & 0xFFFF
@@ -355,7 +354,6 @@ class Searcher:
                 or (tt_bound == Bound.UPPER and tt_score <= alpha)
             ):
                 return tt_score
-            static_eval = ((entry >> 32) & 0xFFFF) - 32768
 
         # Step 4. Static evaluation, for the pruning decisions below, and capture hints.
         capture_targets = chess.BB_ALL
@@ -364,8 +362,7 @@ class Searcher:
         else:
             packed = evaluate_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
                                      board.kings, occupied_co[0], occupied_co[1], board.turn)
-            if static_eval is None or static_eval == -INF:
-                static_eval = packed >> 8
+            static_eval = packed >> 8
             flags = packed & 255
             if not flags & PROMOTION_FLAG:
                 # Only enemy pieces of the attacked kinds can be captured (and the en passant square).

@@ -10,8 +10,9 @@ from __future__ import annotations
 import math
 import threading
 import time
+from itertools import chain
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Callable, Iterator, Optional
 
 import chess
 
@@ -131,7 +132,6 @@ class Searcher:
         self._start = 0.0
         self._optimum: Optional[float] = None
         self._maximum: Optional[float] = None
-        self._limits = Limits()
         self._next_poll = POLL_INTERVAL
         self._poll_interval = POLL_INTERVAL
         self._node_limit = 0
@@ -170,7 +170,6 @@ class Searcher:
         self._start = time.perf_counter()
         self.stop_event.clear()
         self.pondering = limits.ponder
-        self._limits = limits
         self.nodes = 0
         self.seldepth = 0
         self._completed_depth = 0
@@ -548,8 +547,11 @@ class Searcher:
                 moves = capture_moves(board, mask & occupied_co[not board.turn]) if mask else []
 
         piece_type_at = board.piece_type_at
-        for move in moves:
-            if not in_check:
+        captures = len(moves)
+        # Quiet checks come last, generated only if no capture cuts off (chain is lazy).
+        quiet_checks = self._quiet_checks(board) if checks and not in_check else ()
+        for index, move in enumerate(chain(moves, quiet_checks)):
+            if index < captures and not in_check:
                 # Step 4. Delta pruning against the raised alpha.
                 if not move.promotion:
                     victim = piece_type_at(move.to_square) or chess.PAWN
@@ -565,41 +567,32 @@ class Searcher:
                 best_score = score
                 if score > alpha:
                     if score >= beta:
-                        return best_score
+                        break
                     alpha = score
-
-        # Step 6. Quiet checks (first quiescence ply only), unless they lose the checking piece.
-        if checks and not in_check:
-            us = board.turn
-            occupied_co = board.occupied_co
-            movers = occupied_co[us] & ~board.kings & ~(board.pawns & PROMOTION_RANK[us])
-            check_to, discoverers = check_masks_kernel(board.pawns, board.knights, board.bishops, board.rooks,
-                                                       board.queens, board.kings, occupied_co[0], occupied_co[1], us)
-            empty = ~board.occupied
-            candidates = list(board.generate_legal_moves(movers & ~discoverers, empty & check_to))
-            if movers & discoverers:
-                candidates.extend(board.generate_legal_moves(movers & discoverers, empty))
-            ep = board.ep_square
-            for move in candidates:
-                piece = piece_type_at(move.from_square)
-                if move.to_square == ep and piece == chess.PAWN:
-                    continue  # en passant: a capture
-                if not gives_check_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
-                                          board.kings, occupied_co[0], occupied_co[1], us, move.from_square,
-                                          move.to_square, piece, 0):
-                    continue
-                if not see_ge(board, move, 0):
-                    continue
-                board.push(move)
-                score = -self._qsearch(board, -beta, -alpha, ply + 1, True)
-                board.pop()
-                if score > best_score:
-                    best_score = score
-                    if score > alpha:
-                        if score >= beta:
-                            return best_score
-                        alpha = score
         return best_score
+
+    @staticmethod
+    def _quiet_checks(board: chess.Board) -> Iterator[chess.Move]:
+        """Step 6. Quiet checking moves (first quiescence ply) that do not lose the checking piece."""
+        us = board.turn
+        occupied_co = board.occupied_co
+        piece_type_at = board.piece_type_at
+        movers = occupied_co[us] & ~board.kings & ~(board.pawns & PROMOTION_RANK[us])
+        check_to, discoverers = check_masks_kernel(board.pawns, board.knights, board.bishops, board.rooks,
+                                                   board.queens, board.kings, occupied_co[0], occupied_co[1], us)
+        empty = ~board.occupied
+        candidates = list(board.generate_legal_moves(movers & ~discoverers, empty & check_to))
+        if movers & discoverers:
+            candidates.extend(board.generate_legal_moves(movers & discoverers, empty))
+        ep = board.ep_square
+        for move in candidates:
+            piece = piece_type_at(move.from_square)
+            if move.to_square == ep and piece == chess.PAWN:
+                continue  # en passant: a capture
+            if gives_check_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
+                                  board.kings, occupied_co[0], occupied_co[1], us, move.from_square,
+                                  move.to_square, piece, 0) and see_ge(board, move, 0):
+                yield move
 
     @staticmethod
     def _attacked_kinds(board: chess.Board, flags: int) -> int:

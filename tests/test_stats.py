@@ -183,3 +183,34 @@ def test_sprt_decisions() -> None:
     assert stats.sprt([5, 0, 0, 0, 0], 0, 200, 0.05, 0.05).decision == "H0"
     result = stats.sprt([30, 50, 100, 60, 40], 0, 10, 0.05, 0.05)
     assert result.decision is None and result.lower < result.llr < result.upper
+
+
+def test_rating_on_scale_with_one_level_adds_the_elo_difference() -> None:
+    pentanomial = [2, 5, 20, 9, 4]
+    estimate = stats.rating_on_scale([stats.RatingLevel(1700, pentanomial)])
+    assert estimate.elo == pytest.approx(1700 + stats.pentanomial_elo(pentanomial).elo, abs=0.1)
+    assert estimate.games == 80
+    assert estimate.lower < estimate.elo < estimate.upper
+
+
+def test_rating_on_scale_between_two_levels() -> None:
+    # +152 Elo against a 1500 and -152 against a 1900 (mirror-image results): rated 1700.
+    above, below = [1, 3, 10, 14, 12], [12, 14, 10, 3, 1]
+    estimate = stats.rating_on_scale([stats.RatingLevel(1500, above), stats.RatingLevel(1900, below)])
+    assert estimate.elo == pytest.approx(1700, abs=0.1)
+    assert estimate.score == pytest.approx(0.5)
+    single = stats.rating_on_scale([stats.RatingLevel(1500, above)])
+    # Two matches pin the rating down more tightly than one.
+    assert estimate.error < single.error
+
+
+def test_rating_on_scale_weights_the_more_precise_level() -> None:
+    # The 1000-pair level says 1700 (an even score); the 10-pair level says far higher.
+    many, few = [100, 200, 400, 200, 100], [0, 0, 1, 2, 7]
+    estimate = stats.rating_on_scale([stats.RatingLevel(1700, many), stats.RatingLevel(1700, few)])
+    assert 1700 < estimate.elo < 1720
+    # A perfect score still gives a finite rating and interval.
+    perfect = stats.rating_on_scale([stats.RatingLevel(1350, [0, 0, 0, 0, 30])])
+    assert math.isfinite(perfect.elo) and perfect.elo > 1350 + 600 and math.isfinite(perfect.upper)
+    with pytest.raises(ValueError):
+        stats.rating_on_scale([])

@@ -1,5 +1,6 @@
 """The `garfish` command: the UCI engine, or `garfish bench [depth]`, `garfish perft ...`,
-`garfish epd SUITE ...` (test suites) or `garfish match ...` (engine matches)."""
+`garfish epd SUITE ...` (test suites), `garfish match ...` (engine matches) or
+`garfish rating RATING=REPORT.json ...` (a rating from matches against rated opponents)."""
 
 from __future__ import annotations
 
@@ -38,13 +39,17 @@ def main(argv: Optional[list[str]] = None) -> int:
         from uci.match import main as match_main
 
         return match_main(args[1:])
+    if args and args[0] == "rating":
+        from uci.rating import main as rating_main
+
+        return rating_main(args[1:])
     if args and args[0] in ("-h", "--help", "help"):
         print(__doc__)
         print("With no arguments Garfish speaks UCI on stdin/stdout (type 'uci').")
         return 0
     if args:
         print(f"garfish: unknown command '{args[0]}' "
-              "(try: garfish, garfish bench, garfish perft, garfish epd, garfish match)", file=sys.stderr)
+              "(try: garfish, garfish bench, garfish perft, garfish epd, garfish match, garfish rating)", file=sys.stderr)
         return 2
     from uci.protocol import run_session
 

@@ -212,3 +212,54 @@ def format_elo(value: float) -> str:
     if math.isnan(value):
         return "nan"
     return f"{value + 0.0:+.1f}"  # + 0.0 turns -0.0 into 0.0
+
+
+@dataclass(frozen=True)
+class RatingLevel:
+    """Results against an opponent of known rating: the opponent's rating and a pentanomial."""
+
+    opponent: float
+    pentanomial: Sequence[int]
+
+
+def rating_on_scale(levels: Sequence[RatingLevel], confidence: float = DEFAULT_CONFIDENCE) -> EloEstimate:
+    """A rating on the opponents' scale from matches against several opponents of known rating.
+
+    Each level gives a mean per-game score m_i with the variance of that mean v_i (from the
+    pentanomial, empty bins regularized so that a 100% score still has a finite weight). The
+    rating R minimizes sum_i (m_i - L(R - E_i))^2 / v_i (weighted least squares in score space,
+    L the logistic expectation, E_i the opponent's rating), found on a 0.1-Elo grid; the
+    standard error is 1 / sqrt(sum_i L'(R - E_i)^2 / v_i) and the interval R +- z * se
+    (symmetric, unlike the per-match interval, which is symmetric in score). With a single
+    level the estimate is the opponent's rating plus that match's Elo difference.
+    The `score` field is the mean score over all levels, `games` their total.
+    """
+    if not levels:
+        raise ValueError("no results")
+    points = []
+    games = 0
+    total_score = 0.0
+    for level in levels:
+        if len(level.pentanomial) != PENTANOMIAL_SIZE:
+            raise ValueError("a pentanomial has 5 counts")
+        pairs, distribution = outcome_distribution(regularize(level.pentanomial))
+        mean, variance = mean_and_variance(distribution)
+        points.append((level.opponent, mean, variance / pairs))
+        real_pairs = sum(level.pentanomial)
+        games += 2 * real_pairs
+        total_score += sum(index / 4 * count for index, count in enumerate(level.pentanomial)) * 2
+    slope = math.log(10.0) / ELO_PER_LOG10
+
+    def misfit(rating: float) -> float:
+        return sum((mean - score_from_elo(rating - opponent)) ** 2 / var for opponent, mean, var in points)
+
+    low = min(p[0] for p in points) - 2000.0
+    high = max(p[0] for p in points) + 2000.0
+    best = min((low + step for step in range(int(high - low) + 1)), key=misfit)
+    best = min((best + tenth / 10.0 for tenth in range(-10, 11)), key=misfit)
+    information = 0.0
+    for opponent, _, var in points:
+        expected = score_from_elo(best - opponent)
+        information += (slope * expected * (1.0 - expected)) ** 2 / var
+    margin = z_value(confidence) / math.sqrt(information)
+    return EloEstimate(best, best - margin, best + margin, total_score / games if games else 0.0, games)

@@ -1,0 +1,44 @@
+"""`garfish rating`: a rating on an opponent's scale from `garfish match` reports."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from uci.rating import main as rating_main
+
+
+def write_report(path: Path, pentanomial: list[int], opponent: str) -> str:
+    wins = 2 * pentanomial[4] + pentanomial[3]  # a simple consistent W/D/L for the header line
+    path.write_text(json.dumps({"engines": ["Garfish", opponent], "pentanomial": pentanomial, "wins": wins,
+                                "draws": pentanomial[2] * 2, "losses": 2 * pentanomial[0] + pentanomial[1],
+                                "score": 0.5}))
+    return str(path)
+
+
+def test_rating_command_combines_levels(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    low = write_report(tmp_path / "low.json", [1, 3, 10, 14, 12], "SF1500")
+    high = write_report(tmp_path / "high.json", [12, 14, 10, 3, 1], "SF1900")
+    assert rating_main([f"1500={low}", f"1900={high}"]) == 0
+    out = capsys.readouterr().out
+    assert "Garfish vs SF1500 (1500)" in out and "-> rating 1652 [1590, 1725]" in out
+    assert "Garfish vs SF1900 (1900)" in out and "-> rating 1748 [1675, 1810]" in out
+    assert "Combined rating: 1700" in out and "from 160 games" in out
+
+
+@pytest.mark.parametrize("argument", ["1500", "abc=x.json", "1500=", "1500=/nonexistent/report.json"])
+def test_rating_command_rejects_bad_arguments(argument: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert rating_main([argument]) == 2
+    assert "garfish rating:" in capsys.readouterr().err
+
+
+def test_rating_command_rejects_a_file_that_is_not_a_report(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "bad.json").write_text("[1, 2")
+    (tmp_path / "empty.json").write_text(json.dumps({"pentanomial": [0, 0, 0, 0, 0]}))
+    assert rating_main([f"1500={tmp_path / 'bad.json'}"]) == 2
+    assert rating_main([f"1500={tmp_path / 'empty.json'}"]) == 2
+    err = capsys.readouterr().err
+    assert "is not JSON" in err and "no finished game pairs" in err

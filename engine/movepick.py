@@ -2,7 +2,7 @@
 
 Stages: the TT move (checked for legality without generating moves), good
 captures and queen promotions (MVV-LVA, SEE-losing ones held back), the two
-killers and the counter move, quiet moves by history (butterfly plus continuation), then the held-back captures and
+killers, quiet moves by history, then the held-back captures and
 under-promotions. Moves are generated lazily, stage by stage, because a TT move
 or first capture often ends the node before any quiet move is needed.
 """
@@ -73,9 +73,6 @@ def pick_moves(
     history: list[int],
     capture_targets: int = chess.BB_ALL,
     check_masks: Optional[tuple[int, int]] = None,
-    counter: Optional[chess.Move] = None,
-    continuation: Optional[list[int]] = None,
-    continuation_base: int = 0,
 ) -> Iterator[chess.Move]:
     """Yield every legal move of the board exactly once, in staged order.
 
@@ -85,9 +82,6 @@ def pick_moves(
     check_masks: (targets, discoverers) from engine.checks.check_masks_kernel: the
     caller will prune every quiet move that does not give check, so stage 4 only
     generates moves that might (the caller still confirms each one).
-    counter: the quiet move that last refuted the opponent's previous move, tried after the killers.
-    continuation, continuation_base: the continuation history and the offset of the row for
-    the opponent's previous move; its score is added to the butterfly history of each quiet.
     """
     # Stage 1: the TT move, if it is legal here (a key collision can store anything).
     if tt_move is not None:
@@ -120,11 +114,6 @@ def pick_moves(
         yield killer2
     else:
         killer2 = None
-    if (counter is not None and counter != tt_move and counter != killer1 and counter != killer2
-            and not counter.promotion and not board.is_capture(counter) and board.is_legal(counter)):
-        yield counter
-    else:
-        counter = None
 
     # Stage 4: quiet moves, best history first. The target mask keeps squares of our
     # own rooks, since python-chess generates castling as the king moving onto its rook.
@@ -139,7 +128,7 @@ def pick_moves(
         if movers & discoverers:
             generated.extend(board.generate_legal_moves(movers & discoverers, targets))
     ep = board.ep_square
-    seen = [m for m in (tt_move, killer1, killer2, counter) if m is not None]
+    seen = [m for m in (tt_move, killer1, killer2) if m is not None]
     quiets = []
     for move in generated:
         if seen and move in seen:
@@ -149,13 +138,7 @@ def pick_moves(
         quiets.append(move)
     if len(quiets) > 1:
         base = 4096 if us else 0
-        if continuation is None:
-            quiets.sort(key=lambda m: history[base + m.from_square * 64 + m.to_square], reverse=True)
-        else:
-            piece_type_at = board.piece_type_at
-            cbase = continuation_base + (0 if us else 6 * 64)
-            quiets.sort(key=lambda m: history[base + m.from_square * 64 + m.to_square]
-                        + continuation[cbase + piece_type_at(m.from_square) * 64 + m.to_square], reverse=True)
+        quiets.sort(key=lambda m: history[base + m.from_square * 64 + m.to_square], reverse=True)
     yield from quiets
 
     # Stage 5: captures that lose material, and under-promotions.

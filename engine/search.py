@@ -18,7 +18,7 @@ import chess
 
 from engine.checks import check_masks_kernel, gives_check_kernel
 from engine.evaluate import PROMOTION_FLAG, evaluate_kernel
-from engine.history import PIECE_SQUARES, History, piece_square
+from engine.history import History
 from engine.movepick import PROMOTION_RANK, capture_moves, decode, encode, is_good_capture, pick_moves
 from engine.see import see_ge
 from engine.timeman import time_budget
@@ -399,14 +399,6 @@ class Searcher:
         us = board.turn
         history = self.history
         killers = history.killers[ply]
-        # The opponent's last move as a (piece, to-square) slot, for counter move and continuation history.
-        previous = -1
-        counter = None
-        if board.move_stack:
-            last = board.move_stack[-1]
-            if last:
-                previous = piece_square(not us, board.piece_type_at(last.to_square), last.to_square)
-                counter = history.counter[previous]
         alpha_orig = alpha
         best_score = -INF
         best_move: Optional[chess.Move] = None
@@ -424,9 +416,7 @@ class Searcher:
                                              board.kings, occupied_co[0], occupied_co[1], us)
         keys.append(key)
         try:
-            for move in pick_moves(board, tt_move, killers, history.butterfly, capture_targets, check_masks,
-                                   counter, history.continuation if previous >= 0 else None,
-                                   previous * PIECE_SQUARES):
+            for move in pick_moves(board, tt_move, killers, history.butterfly, capture_targets, check_masks):
                 if root_moves is not None and move not in root_moves:
                     continue
                 legal_count += 1
@@ -475,7 +465,7 @@ class Searcher:
                             self._root_best = move
                         if score >= beta:
                             if is_quiet:
-                                history.update(board, move, quiets_tried, depth, ply, previous)
+                                history.update(us, move, quiets_tried, depth, ply)
                             break
                         alpha = score
                 if is_quiet:

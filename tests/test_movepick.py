@@ -8,7 +8,6 @@ import chess
 import pytest
 
 from engine.checks import gives_check
-from engine.history import PIECE_SQUARES, History, piece_square
 from engine.movepick import decode, encode, pick_moves
 from engine.see import see_ge
 from perft.core import divide, perft
@@ -24,9 +23,7 @@ def test_picker_yields_every_legal_move_once_with_any_hints() -> None:
         foreign = chess.Move.from_uci("a1h8")
         tt_move = rng.choice(legal + [None, foreign])
         killers = (rng.choice(legal + [None, foreign]), rng.choice(legal + [None]))
-        counter = rng.choice(legal + [None, foreign, killers[0]])
-        continuation = [rng.randint(-500, 500) for _ in range(PIECE_SQUARES)]
-        got = list(pick_moves(board, tt_move, killers, history, counter=counter, continuation=continuation))
+        got = list(pick_moves(board, tt_move, killers, history))
         assert len(got) == len(set(got)) == len(legal), board.fen()
         assert set(got) == set(legal)
         if tt_move in legal:
@@ -43,41 +40,6 @@ def test_picker_orders_winning_capture_first_and_losing_capture_last() -> None:
     losing = chess.Board("4k3/8/2p5/3p4/8/8/8/3QK3 w - - 0 1")
     moves = list(pick_moves(losing, None, (None, None), [0] * 8192))
     assert moves[-1] == chess.Move.from_uci("d1d5")
-
-
-def test_counter_move_follows_killers_and_continuation_history_orders_quiets() -> None:
-    board = chess.Board()
-    board.push_uci("e2e4")
-    killers = (chess.Move.from_uci("a7a6"), None)
-    counter = chess.Move.from_uci("c7c5")
-    history = History()
-    previous = piece_square(chess.WHITE, chess.PAWN, chess.E4)
-    # Black's knight to f6 after e4 has the best continuation score: first of the plain quiets.
-    nf6 = piece_square(chess.BLACK, chess.KNIGHT, chess.F6)
-    history.continuation[previous * PIECE_SQUARES + nf6] = 900
-    moves = list(pick_moves(board, None, killers, history.butterfly, counter=counter,
-                            continuation=history.continuation, continuation_base=previous * PIECE_SQUARES))
-    assert moves[:3] == [killers[0], counter, chess.Move.from_uci("g8f6")]
-    assert len(moves) == len(set(moves)) == 20
-
-
-def test_history_update_rewards_the_cut_move_and_records_the_counter() -> None:
-    board = chess.Board()
-    board.push_uci("e2e4")
-    history = History()
-    previous = piece_square(chess.WHITE, chess.PAWN, chess.E4)
-    best, tried = chess.Move.from_uci("c7c5"), [chess.Move.from_uci("a7a6"), chess.Move.from_uci("h7h6")]
-    history.update(board, best, tried + [best], depth=6, ply=1, previous=previous)
-    assert history.counter[previous] == best
-    assert history.killers[1][0] == best
-    row = previous * PIECE_SQUARES
-    assert history.continuation[row + piece_square(chess.BLACK, chess.PAWN, chess.C5)] > 0
-    assert history.continuation[row + piece_square(chess.BLACK, chess.PAWN, chess.A6)] < 0
-    assert history.butterfly[History.index(chess.BLACK, best)] > 0 > history.butterfly[History.index(chess.BLACK, tried[0])]
-    # Without a previous move (root, after a null move) only butterfly and killers change.
-    fresh = History()
-    fresh.update(board, best, tried, depth=6, ply=1, previous=-1)
-    assert not any(fresh.continuation) and fresh.counter.count(None) == len(fresh.counter)
 
 
 @pytest.mark.parametrize(

@@ -27,7 +27,12 @@ def time_budget(limits: Limits, turn: chess.Color, overhead: float) -> tuple[Opt
     inc = limits.winc if turn == chess.WHITE else limits.binc
     moves_left = MOVE_HORIZON if not limits.movestogo else min(limits.movestogo, MOVE_HORIZON)
     usable = max(0.0, clock - overhead)
-    optimum = usable / moves_left + inc * INCREMENT_SHARE
+    # The clock we can plan with: what is left now, plus the planned share of the increments
+    # still to come, less the overhead of every one of those moves (as Stockfish does). Each
+    # move then costs less than its increment once the clock is low, so the clock settles at
+    # a reserve of several increments instead of draining towards zero.
+    planned = clock + inc * INCREMENT_SHARE * (moves_left - 1) - overhead * (moves_left + 2)
+    optimum = max(0.0, planned) / moves_left
     maximum = min(optimum * MAX_STRETCH, usable * MAX_CLOCK_SHARE)
     if limits.movestogo == 1:
         maximum = usable * MAX_CLOCK_SHARE

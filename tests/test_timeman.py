@@ -1,0 +1,44 @@
+"""The time manager's budgets: within the clock, and a clock that does not drain to zero."""
+
+from __future__ import annotations
+
+import chess
+import pytest
+
+from engine.timeman import time_budget
+from engine.types import Limits
+
+
+def test_movetime_and_no_clock() -> None:
+    assert time_budget(Limits(movetime=1.0), chess.WHITE, 0.03) == pytest.approx((0.97, 0.97))
+    assert time_budget(Limits(depth=5), chess.WHITE, 0.03) == (None, None)
+
+
+@pytest.mark.parametrize(("clock", "inc"), [(10.0, 0.1), (5.0, 0.05), (1.0, 0.0), (0.2, 0.05), (0.05, 0.05)])
+def test_budget_stays_within_the_clock(clock: float, inc: float) -> None:
+    optimum, maximum = time_budget(Limits(wtime=clock, winc=inc), chess.WHITE, 0.03)
+    assert 0 < optimum <= maximum
+    assert maximum <= max(0.005, 0.7 * (clock - 0.03))
+    # Black's clock is the one read when Black is to move.
+    assert time_budget(Limits(wtime=100.0, btime=clock, binc=inc), chess.BLACK, 0.03) == (optimum, maximum)
+
+
+@pytest.mark.parametrize(("base", "inc", "actual_overhead"), [(5.0, 0.05, 0.03), (10.0, 0.1, 0.03), (2.0, 0.05, 0.02)])
+def test_clock_settles_at_a_reserve_when_each_move_uses_its_optimum(base: float, inc: float,
+                                                                   actual_overhead: float) -> None:
+    # Play 300 moves where each takes the planned optimum plus the overhead: the clock must
+    # not drain below several increments (it fell to a flag at 5+0.05 with the old formula).
+    clock = base
+    for _ in range(300):
+        optimum, _ = time_budget(Limits(wtime=clock, winc=inc), chess.WHITE, 0.03)
+        clock = clock - optimum - actual_overhead + inc
+        assert clock > 0
+    assert clock > 4 * inc
+
+
+def test_moves_to_go_spends_more_per_move_with_fewer_moves_left() -> None:
+    few, _ = time_budget(Limits(wtime=10.0, movestogo=5), chess.WHITE, 0.03)
+    many, _ = time_budget(Limits(wtime=10.0, movestogo=30), chess.WHITE, 0.03)
+    assert few > many
+    last, last_max = time_budget(Limits(wtime=10.0, movestogo=1), chess.WHITE, 0.03)
+    assert last_max == pytest.approx(0.7 * 9.97)

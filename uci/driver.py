@@ -27,6 +27,10 @@ LOG = logging.getLogger(__name__)
 
 DEFAULT_COMMAND = (sys.executable, "-m", "uci")
 START_TIMEOUT = 60.0  # seconds for the uci/uciok handshake, option setting and isready (first Numba compile)
+# Exit codes shared by the command-line tools (garfish epd, garfish match).
+EXIT_OK = 0
+EXIT_ENGINE = 1  # an engine failed to start or run
+EXIT_USAGE = 2  # bad arguments or input files
 QUIT_TIMEOUT = 2.0  # seconds an engine gets to exit after `quit` before it is killed
 INFO = chess.engine.INFO_BASIC | chess.engine.INFO_SCORE
 TRUE_WORDS = ("true", "1", "yes", "on")
@@ -133,7 +137,6 @@ class EngineProcess:
         self.spec = spec
         self.engine: Optional[chess.engine.SimpleEngine] = None
         self.pid: Optional[int] = None
-        self.starts = 0
         self.engine_name = ""
         self.broken = False  # set by kill(): the process is (being) killed and must be restarted
         self.start()
@@ -164,7 +167,6 @@ class EngineProcess:
             raise EngineStartError(f"engine '{command}' failed to get ready: {describe_exception(exc)}") from None
         self.engine_name = self.engine.id.get("name", "")
         self.broken = False
-        self.starts += 1
 
     def alive(self) -> bool:
         """True while the engine process runs and has not been killed."""
@@ -270,8 +272,6 @@ class EngineProcess:
             raise MoveError("illegal", "bestmove (none) while legal moves exist", elapsed)
         if not move:
             raise MoveError("illegal", "null move bestmove 0000", elapsed)
-        if move not in board.legal_moves:
-            raise MoveError("illegal", f"illegal move {move.uci()}", elapsed)
         return MoveResult(move, dict(result.info), elapsed)
 
     def _move_error(self, exc: BaseException, watchdog_fired: bool, elapsed: float) -> MoveError:

@@ -27,14 +27,11 @@ from typing import Any, Callable, Generator, Optional
 import chess
 import chess.engine
 
-from uci.driver import (DEFAULT_COMMAND, EngineProcess, EngineSpec, EngineStartError, MoveError,
-                        parse_option_pairs, quiet_python_chess, split_command)
+from uci.driver import (DEFAULT_COMMAND, EXIT_ENGINE, EXIT_OK, EXIT_USAGE, EngineProcess, EngineSpec,
+                        EngineStartError, MoveError, parse_option_pairs, quiet_python_chess, split_command)
 
 PROG = "garfish epd"
 LOG = logging.getLogger(__name__)
-EXIT_OK = 0
-EXIT_ENGINE = 1
-EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report Ctrl-C
 TIME_WATCHDOG_GRACE = 10.0  # seconds past --time before a silent engine is killed
 SEARCH_WATCHDOG = 600.0  # seconds before a silent engine is killed under --depth / --nodes

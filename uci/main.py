@@ -4,8 +4,12 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 from typing import Optional
+
+# Sub-commands that hand their arguments to a module's main(argv).
+TOOLS = {"perft": "perft.cli", "epd": "uci.epd", "match": "uci.match", "rating": "uci.rating"}
 
 
 def _print(line: str) -> None:
@@ -27,29 +31,16 @@ def main(argv: Optional[list[str]] = None) -> int:
             depth = int(args[1])
         print_bench(depth, _print)
         return 0
-    if args and args[0] == "perft":
-        from perft.cli import main as perft_main
-
-        return perft_main(args[1:])
-    if args and args[0] == "epd":
-        from uci.epd import main as epd_main
-
-        return epd_main(args[1:])
-    if args and args[0] == "match":
-        from uci.match import main as match_main
-
-        return match_main(args[1:])
-    if args and args[0] == "rating":
-        from uci.rating import main as rating_main
-
-        return rating_main(args[1:])
+    if args and args[0] in TOOLS:
+        tool = importlib.import_module(TOOLS[args[0]])  # imported on demand: the engine starts faster
+        return tool.main(args[1:])
     if args and args[0] in ("-h", "--help", "help"):
         print(__doc__)
         print("With no arguments Garfish speaks UCI on stdin/stdout (type 'uci').")
         return 0
     if args:
-        print(f"garfish: unknown command '{args[0]}' "
-              "(try: garfish, garfish bench, garfish perft, garfish epd, garfish match, garfish rating)", file=sys.stderr)
+        commands = ", ".join(f"garfish {name}" for name in ("bench", *TOOLS))
+        print(f"garfish: unknown command '{args[0]}' (try: garfish, {commands})", file=sys.stderr)
         return 2
     from uci.protocol import run_session
 

@@ -56,14 +56,11 @@ import chess.engine
 import chess.pgn
 
 from uci import stats
-from uci.driver import (DEFAULT_COMMAND, EngineProcess, EngineSpec, EngineStartError, MoveError,
-                        quiet_python_chess, split_command)
+from uci.driver import (DEFAULT_COMMAND, EXIT_ENGINE, EXIT_OK, EXIT_USAGE, EngineProcess, EngineSpec,
+                        EngineStartError, MoveError, quiet_python_chess, split_command)
 
 PROG = "garfish match"
 LOG = logging.getLogger(__name__)
-EXIT_OK = 0
-EXIT_ENGINE = 1
-EXIT_USAGE = 2
 MATE_CP = 100_000  # centipawn value used for mate scores in adjudication
 WATCHDOG_SLACK = 1.0  # seconds past the time-loss point before a silent engine is killed
 DEFAULT_CLOCK_MARGIN_MS = 0
@@ -491,10 +488,10 @@ def play_game(task: GameTask, engines: list[EngineProcess], config: MatchConfig,
             ending = forfeit_ending(board, color, "crash", players[color].name, f"before the first move: {exc}")
             players[color].kill()  # restarted when its next game starts
             break
+    outcome = board.outcome(claim_draw=True)  # computed once per position (claim_draw is costly)
     while ending is None:
         if abort.is_set():
             raise MatchAborted
-        outcome = board.outcome(claim_draw=True)
         if outcome is not None:
             ending = rules_ending(outcome)
             break
@@ -527,7 +524,8 @@ def play_game(task: GameTask, engines: list[EngineProcess], config: MatchConfig,
             clocks[mover] = max(0.0, clocks[mover] - played.elapsed) + tc.increment
         comments.append(move_comment(played.info, mover, played.elapsed))
         board.push(played.move)
-        if not board.is_game_over(claim_draw=True):
+        outcome = board.outcome(claim_draw=True)
+        if outcome is None:
             ending = tracker.update(board, mover, score_cp(played.info, mover))
     return make_record(task, players, start_board, board, comments, ending, config,
                        time.perf_counter() - started)

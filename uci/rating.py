@@ -15,17 +15,17 @@ import json
 import sys
 from typing import Optional
 
-from uci.stats import RatingLevel, format_elo, pentanomial_elo, rating_on_scale
+from uci.stats import PENTANOMIAL_SIZE, RatingLevel, format_elo, pentanomial_elo, rating_on_scale
 
 
 def _level(argument: str) -> tuple[float, dict]:
     """Parse RATING=REPORT.json and read the report."""
-    rating, sep, path = argument.partition("=")
+    rating, _, path = argument.partition("=")
     try:
         value = float(rating)
     except ValueError:
-        value = None
-    if not sep or value is None or not path:
+        path = ""
+    if not path:
         raise ValueError(f"'{argument}': expected RATING=REPORT.json, e.g. 1700=sf1700.json")
     try:
         with open(path, encoding="utf-8") as handle:
@@ -35,7 +35,7 @@ def _level(argument: str) -> tuple[float, dict]:
     except json.JSONDecodeError as error:
         raise ValueError(f"{path} is not JSON: {error}") from None
     pentanomial = report.get("pentanomial") if isinstance(report, dict) else None
-    if not isinstance(pentanomial, list) or len(pentanomial) != 5 or not sum(pentanomial):
+    if not isinstance(pentanomial, list) or len(pentanomial) != PENTANOMIAL_SIZE or not sum(pentanomial):
         raise ValueError(f"{path}: no finished game pairs (not a garfish match report?)")
     return value, report
 

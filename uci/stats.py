@@ -25,7 +25,6 @@ from statistics import NormalDist
 from typing import Optional, Sequence
 
 PENTANOMIAL_SIZE = 5
-TRINOMIAL_SIZE = 3
 REGULARIZATION = 1e-3  # fishtest's prior for empty outcome bins
 DEFAULT_CONFIDENCE = 0.95
 ELO_PER_LOG10 = 400.0
@@ -245,9 +244,8 @@ def rating_on_scale(levels: Sequence[RatingLevel], confidence: float = DEFAULT_C
         pairs, distribution = outcome_distribution(regularize(level.pentanomial))
         mean, variance = mean_and_variance(distribution)
         points.append((level.opponent, mean, variance / pairs))
-        real_pairs = sum(level.pentanomial)
-        games += 2 * real_pairs
-        total_score += sum(index / 4 * count for index, count in enumerate(level.pentanomial)) * 2
+        games += 2 * sum(level.pentanomial)
+        total_score += sum(index * count for index, count in enumerate(level.pentanomial)) / 2  # pair score index/2
     slope = math.log(10.0) / ELO_PER_LOG10
 
     def misfit(rating: float) -> float:

@@ -16,6 +16,7 @@ from typing import Callable, Iterator, Optional
 
 import chess
 
+from engine.board import SearchBoard
 from engine.checks import check_masks_kernel, gives_check_kernel
 from engine.evaluate import PROMOTION_FLAG, evaluate_kernel
 from engine.history import History
@@ -179,7 +180,7 @@ class Searcher:
         self.history.clear_killers()
         self.keys = game_keys(board)
         self.barrier = 0
-        root = board.copy(stack=False)
+        root = SearchBoard.from_board(board)
 
         legal = list(root.legal_moves)
         if limits.searchmoves:

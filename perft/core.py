@@ -2,7 +2,8 @@
 
 Every node's moves come from engine.movepick.pick_moves, the generator the
 search uses, so a correct count proves the picker yields each legal move
-exactly once. With `hints=True` each node also gets a TT move and two killers
+exactly once, and moves are made and unmade with engine.board.SearchBoard, the
+search's own make/unmake, so the counts check that too. With `hints=True` each node also gets a TT move and two killers
 as the search would: moves the same side played two plies up, often legal
 here and often not, so the picker's validation and de-duplication are counted too.
 """
@@ -13,6 +14,7 @@ from typing import Optional
 
 import chess
 
+from engine.board import SearchBoard
 from engine.movepick import pick_moves
 
 Hint = tuple[Optional[chess.Move], Optional[chess.Move], Optional[chess.Move]]
@@ -23,7 +25,7 @@ _NO_HISTORY = [0] * 8192
 def perft(board: chess.Board, depth: int, hints: bool = False) -> int:
     """Number of leaf positions `depth` plies below the board."""
     recent: Optional[list[Hint]] = [_NONE] * (depth + 1) if hints else None
-    return _perft(board, depth, recent, 0)
+    return _perft(SearchBoard.from_board(board), depth, recent, 0)
 
 
 def _perft(board: chess.Board, depth: int, recent: Optional[list[Hint]], ply: int) -> int:
@@ -47,7 +49,7 @@ def _perft(board: chess.Board, depth: int, recent: Optional[list[Hint]], ply: in
 
 def divide(board: chess.Board, depth: int) -> list[tuple[chess.Move, int]]:
     """Perft split by root move, in the picker's order."""
-    board = board.copy()
+    board = SearchBoard.from_board(board)
     result = []
     for move in pick_moves(board, None, (None, None), _NO_HISTORY):
         board.push(move)

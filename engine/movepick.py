@@ -13,10 +13,12 @@ from typing import Iterable, Iterator, Optional, Sequence
 
 import chess
 
+from engine.checks import attackers_kernel
 from engine.see import see_ge
 
 # Victim and attacker values for MVV-LVA, by python-chess piece type.
 ORDER_VALUE = (0, 100, 320, 330, 500, 900, 0)
+BB_SQUARES = chess.BB_SQUARES
 PROMOTION_RANK = (chess.BB_RANK_2, chess.BB_RANK_7)  # indexed by colour: pawns about to promote
 
 _MOVE_CACHE: dict[int, chess.Move] = {}
@@ -39,7 +41,12 @@ def decode(code: int) -> chess.Move:
 def capture_moves(board: chess.Board, to_mask: int = chess.BB_ALL) -> list[chess.Move]:
     """Legal captures (onto to_mask) and non-capturing promotions, by MVV-LVA (promotions by piece)."""
     us = board.turn
-    moves = list(board.generate_legal_captures(chess.BB_ALL, to_mask))
+    black, white = board.occupied_co
+    ep = board.ep_square
+    targets = to_mask & (black if us else white) | (BB_SQUARES[ep] & to_mask if ep is not None else 0)
+    capturers = attackers_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
+                                 black, white, us, targets) if targets else 0
+    moves = list(board.generate_legal_captures(capturers, to_mask)) if capturers else []
     promoting = board.pawns & board.occupied_co[us] & PROMOTION_RANK[us]
     if promoting:
         moves.extend(board.generate_legal_moves(promoting, ~board.occupied))
@@ -72,14 +79,14 @@ def pick_moves(
     killers: Sequence[Optional[chess.Move]],
     history: list[int],
     capture_targets: int = chess.BB_ALL,
-    check_masks: Optional[tuple[int, int]] = None,
+    check_masks: Optional[tuple[int, int, int]] = None,
 ) -> Iterator[chess.Move]:
     """Yield every legal move of the board exactly once, in staged order.
 
     capture_targets: a superset of the squares the side to move can capture on
     (from the evaluation's attack maps; 0 when it has no capture, promotion or
     en passant), so that stage 2 generates less.
-    check_masks: (targets, discoverers) from engine.checks.check_masks_kernel: the
+    check_masks: (targets, discoverers, movers) from engine.checks.check_masks_kernel: the
     caller will prune every quiet move that does not give check, so stage 4 only
     generates moves that might (the caller still confirms each one).
     """
@@ -122,9 +129,9 @@ def pick_moves(
     if check_masks is None:
         generated: Iterable[chess.Move] = board.generate_legal_moves(movers, targets)
     else:
-        check_to, discoverers = check_masks
+        check_to, discoverers, reachers = check_masks
         movers &= ~board.kings
-        generated = list(board.generate_legal_moves(movers & ~discoverers, targets & check_to))
+        generated = list(board.generate_legal_moves(movers & reachers & ~discoverers, targets & check_to))
         if movers & discoverers:
             generated.extend(board.generate_legal_moves(movers & discoverers, targets))
     ep = board.ep_square

@@ -579,10 +579,11 @@ class Searcher:
         occupied_co = board.occupied_co
         piece_type_at = board.piece_type_at
         movers = occupied_co[us] & ~board.kings & ~(board.pawns & PROMOTION_RANK[us])
-        check_to, discoverers = check_masks_kernel(board.pawns, board.knights, board.bishops, board.rooks,
-                                                   board.queens, board.kings, occupied_co[0], occupied_co[1], us)
+        check_to, discoverers, reachers = check_masks_kernel(board.pawns, board.knights, board.bishops,
+                                                             board.rooks, board.queens, board.kings, occupied_co[0],
+                                                             occupied_co[1], us)
         empty = ~board.occupied
-        candidates = list(board.generate_legal_moves(movers & ~discoverers, empty & check_to))
+        candidates = list(board.generate_legal_moves(movers & reachers & ~discoverers, empty & check_to))
         if movers & discoverers:
             candidates.extend(board.generate_legal_moves(movers & discoverers, empty))
         ep = board.ep_square

@@ -8,7 +8,7 @@ import chess
 import pytest
 
 from engine.checks import gives_check
-from engine.movepick import decode, encode, pick_moves
+from engine.movepick import capture_moves, decode, encode, pick_moves
 from engine.see import see_ge
 from perft.core import divide, perft
 from perft.suites import read_suite, suite_files
@@ -114,9 +114,35 @@ def test_check_restricted_picker_yields_all_checks_and_no_duplicates() -> None:
         black, white = board.occupied_co
         masks = check_masks_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
                                    board.kings, black, white, board.turn)
-        got = list(pick_moves(board, None, (None, None), [0] * 8192, check_masks=(int(masks[0]), int(masks[1]))))
+        got = list(pick_moves(board, None, (None, None), [0] * 8192, check_masks=tuple(int(m) for m in masks)))
         legal = set(board.legal_moves)
         assert len(got) == len(set(got)) and set(got) <= legal, board.fen()
         wanted = {m for m in legal if board.is_capture(m) or m.promotion
                   or (board.gives_check(m) and board.piece_type_at(m.from_square) != chess.KING)}
         assert wanted <= set(got), (board.fen(), wanted - set(got))
+
+
+def test_attackers_kernel_equals_python_chess_attacks() -> None:
+    from engine.checks import attackers_kernel
+
+    rng = random.Random(4)
+    checked = 0
+    for board in random_game_boards(games=20, seed=31):
+        black, white = board.occupied_co
+        for targets in (board.occupied_co[not board.turn], rng.getrandbits(64), chess.BB_SQUARES[rng.randrange(64)]):
+            expected = 0
+            for square in chess.scan_forward(board.occupied_co[board.turn]):
+                if board.attacks_mask(square) & targets:
+                    expected |= chess.BB_SQUARES[square]
+            got = attackers_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
+                                   board.kings, black, white, board.turn, targets)
+            assert got == expected, (board.fen(), hex(targets))
+            checked += 1
+    assert checked > 1000
+
+
+def test_capture_generation_restricted_to_attackers_misses_nothing() -> None:
+    for board in random_game_boards(games=20, seed=32):
+        expected = {m for m in board.legal_moves if board.is_capture(m) or m.promotion}
+        got = capture_moves(board)
+        assert len(got) == len(set(got)) and set(got) == expected, board.fen()

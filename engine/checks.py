@@ -13,6 +13,20 @@ from engine.bits import (
 )
 
 
+@njit(cache=True)
+def piece_attacks(sq, bb, knights, bishops, rooks, queens, occ):
+    """Attacks of the non-pawn piece on sq (bb = its bit): a king when it is none of the others."""
+    if bb & knights:
+        return KNIGHT_ATTACKS[sq]
+    if bb & bishops:
+        return bishop_attacks(sq, occ)
+    if bb & rooks:
+        return rook_attacks(sq, occ)
+    if bb & queens:
+        return bishop_attacks(sq, occ) | rook_attacks(sq, occ)
+    return KING_ATTACKS[sq]
+
+
 def _between_table() -> np.ndarray:
     """BETWEEN[a, b]: the squares strictly between a and b on a shared line (else empty)."""
     table = np.zeros((64, 64), dtype=np.uint64)
@@ -121,15 +135,7 @@ def check_masks_kernel(pawns, knights, bishops, rooks, queens, kings, black, whi
         sq = lsb(pieces)
         bb = ONE << sq
         pieces &= pieces - ONE
-        if bb & knights:
-            att = KNIGHT_ATTACKS[sq]
-        elif bb & bishops:
-            att = bishop_attacks(sq, occ)
-        elif bb & rooks:
-            att = rook_attacks(sq, occ)
-        else:
-            att = bishop_attacks(sq, occ) | rook_attacks(sq, occ)
-        if att & reachable:
+        if piece_attacks(sq, bb, knights, bishops, rooks, queens, occ) & reachable:
             movers |= bb
     return targets, discoverers, movers
 
@@ -168,16 +174,6 @@ def attackers_kernel(pawns, knights, bishops, rooks, queens, kings, black, white
         sq = lsb(pieces)
         bb = ONE << sq
         pieces &= pieces - ONE
-        if bb & knights:
-            att = KNIGHT_ATTACKS[sq]
-        elif bb & bishops:
-            att = bishop_attacks(sq, occ)
-        elif bb & rooks:
-            att = rook_attacks(sq, occ)
-        elif bb & queens:
-            att = bishop_attacks(sq, occ) | rook_attacks(sq, occ)
-        else:
-            att = KING_ATTACKS[sq]
-        if att & targets:
+        if piece_attacks(sq, bb, knights, bishops, rooks, queens, occ) & targets:
             found |= bb
     return found

@@ -177,3 +177,48 @@ def attackers_kernel(pawns, knights, bishops, rooks, queens, kings, black, white
         if piece_attacks(sq, bb, knights, bishops, rooks, queens, occ) & targets:
             found |= bb
     return found
+
+
+@njit(cache=True)
+def _attacks_of(pieces, knights, bishops, rooks, queens, kings, occ):
+    """Union of the attacks of the given non-pawn pieces."""
+    att = ZERO
+    while pieces:
+        sq = lsb(pieces)
+        bb = ONE << sq
+        pieces &= pieces - ONE
+        att |= piece_attacks(sq, bb, knights, bishops, rooks, queens, occ)
+    return att
+
+
+@njit(
+    "uint64(uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean)",
+    cache=True,
+    nogil=True,
+)
+def threats_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn):
+    """Pieces of the side to move that are en prise: attacked by a cheaper enemy piece
+    (a minor by a pawn, a rook by a pawn or minor, a queen by a pawn, minor or rook) or
+    attacked and undefended. Moving them away is ordered first among quiet moves."""
+    own = white if turn else black
+    enemy = black if turn else white
+    occ = white | black
+    if turn:
+        pawn_att = black_pawn_attacks(pawns & enemy)
+        defended = white_pawn_attacks(pawns & own)
+    else:
+        pawn_att = white_pawn_attacks(pawns & enemy)
+        defended = black_pawn_attacks(pawns & own)
+    minor_att = _attacks_of((knights | bishops) & enemy, knights, bishops, rooks, queens, kings, occ)
+    rook_att = _attacks_of(rooks & enemy, knights, bishops, rooks, queens, kings, occ)
+    other_att = _attacks_of((queens | kings) & enemy, knights, bishops, rooks, queens, kings, occ)
+    defended |= _attacks_of(own & ~pawns, knights, bishops, rooks, queens, kings, occ)
+    lesser = pawn_att
+    threatened = (knights | bishops) & own & lesser
+    lesser |= minor_att
+    threatened |= rooks & own & lesser
+    lesser |= rook_att
+    threatened |= queens & own & lesser
+    attacked = lesser | other_att
+    threatened |= own & ~pawns & ~kings & attacked & ~defended
+    return threatened

@@ -13,12 +13,13 @@ from typing import Iterable, Iterator, Optional, Sequence
 
 import chess
 
-from engine.checks import attackers_kernel
+from engine.checks import attackers_kernel, threats_kernel
 from engine.see import see_ge
 
 # Victim and attacker values for MVV-LVA, by python-chess piece type.
 ORDER_VALUE = (0, 100, 320, 330, 500, 900, 0)
 BB_SQUARES = chess.BB_SQUARES
+ESCAPE_BONUS = 1 << 20  # above any history score
 PROMOTION_RANK = (chess.BB_RANK_2, chess.BB_RANK_7)  # indexed by colour: pawns about to promote
 
 _MOVE_CACHE: dict[int, chess.Move] = {}
@@ -145,7 +146,15 @@ def pick_moves(
         quiets.append(move)
     if len(quiets) > 1:
         base = 4096 if us else 0
-        quiets.sort(key=lambda m: history[base + m.from_square * 64 + m.to_square], reverse=True)
+        black, white = board.occupied_co
+        threatened = threats_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
+                                    board.kings, black, white, us)
+        if threatened:
+            # Moves that take an en-prise piece away come first (escapes), then history.
+            quiets.sort(key=lambda m: history[base + m.from_square * 64 + m.to_square]
+                        + (ESCAPE_BONUS if BB_SQUARES[m.from_square] & threatened else 0), reverse=True)
+        else:
+            quiets.sort(key=lambda m: history[base + m.from_square * 64 + m.to_square], reverse=True)
     yield from quiets
 
     # Stage 5: captures that lose material, and under-promotions.

@@ -146,3 +146,35 @@ def test_capture_generation_restricted_to_attackers_misses_nothing() -> None:
         expected = {m for m in board.legal_moves if board.is_capture(m) or m.promotion}
         got = capture_moves(board)
         assert len(got) == len(set(got)) and set(got) == expected, board.fen()
+
+
+def test_threats_kernel_finds_pieces_en_prise() -> None:
+    from engine.checks import threats_kernel
+
+    rank = {chess.PAWN: 1, chess.KNIGHT: 2, chess.BISHOP: 2, chess.ROOK: 3, chess.QUEEN: 4, chess.KING: 5}
+    found = 0
+    for board in random_game_boards(games=20, seed=33):
+        us = board.turn
+        expected = 0
+        for square in chess.scan_forward(board.occupied_co[us] & ~board.pawns & ~board.kings):
+            kind = rank[board.piece_type_at(square)]
+            attackers = [rank[board.piece_type_at(a)] for a in board.attackers(not us, square)]
+            if attackers and (min(attackers) < kind or not board.attackers(us, square)):
+                expected |= chess.BB_SQUARES[square]
+        black, white = board.occupied_co
+        got = threats_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
+                             black, white, us)
+        assert got == expected, board.fen()
+        found += expected != 0
+    assert found > 100
+
+
+def test_quiet_moves_of_a_piece_en_prise_come_first() -> None:
+    # The black knight on b7 is attacked by the bishop on e4 and undefended: its moves lead the quiets.
+    board = chess.Board("4b1k1/pn3pbp/6p1/8/2p1B3/2P3B1/PP3PPP/6K1 b - - 1 4")
+    history = [0] * 8192
+    history[4096 * 0 + chess.H7 * 64 + chess.H5] = 5000  # a quiet move with a big history score
+    moves = list(pick_moves(board, None, (None, None), history))
+    quiets = [m for m in moves if not board.is_capture(m)]
+    knight_moves = {m for m in quiets if m.from_square == chess.B7}
+    assert set(quiets[:len(knight_moves)]) == knight_moves

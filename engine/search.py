@@ -39,7 +39,7 @@ RFP_MARGIN = 90            # ... when eval - margin * depth still beats beta
 NMP_DEPTH = 3              # null-move pruning from this depth
 FUTILITY_DEPTH = 5         # futility pruning of quiet moves up to this depth ...
 FUTILITY_MARGIN = 110      # ... when eval + margin * depth cannot reach alpha
-LMP_BASE = 3               # late move pruning: quiets after LMP_BASE + depth^2 moves
+LMP_BASE = 3               # late move pruning (not in PV nodes): quiets after LMP_BASE + depth^2 moves
 LMR_DEPTH = 3              # late move reductions from this depth ...
 LMR_MOVES = 3              # ... after this many moves
 QS_CHECKS = True           # quiet checks at the first quiescence ply
@@ -424,7 +424,7 @@ class Searcher:
                 is_quiet = not move.promotion and not board.is_capture(move)
                 # Step 9. Shallow-depth pruning of quiet moves (not checks) once a move has been searched.
                 if (prune_ok and is_quiet and best_score > -MATE_BOUND
-                        and (futile or (depth <= 3 and searched >= lmp_limit))):
+                        and (futile or (depth <= 3 and not pv_node and searched >= lmp_limit))):
                     piece = board.piece_type_at(move.from_square)
                     if piece == chess.KING or not gives_check_kernel(
                             board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,

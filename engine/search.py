@@ -17,7 +17,7 @@ from typing import Callable, Iterator, Optional
 import chess
 
 from engine.board import SearchBoard
-from engine.checks import check_masks_kernel, gives_check_kernel
+from engine.checks import check_masks_kernel, gives_check_kernel, threats_kernel
 from engine.evaluate import PROMOTION_FLAG, evaluate_kernel
 from engine.history import History
 from engine.movepick import PROMOTION_RANK, capture_moves, decode, encode, is_good_capture, pick_moves
@@ -373,7 +373,13 @@ class Searcher:
         if not pv_node and not in_check:
             # Step 5. Reverse futility pruning: far above beta at low depth, assume a cut.
             if depth <= RFP_DEPTH and static_eval - RFP_MARGIN * depth >= beta and beta > -MATE_BOUND:
-                return static_eval
+                threatened = threats_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
+                                            board.kings, occupied_co[0], occupied_co[1], board.turn)
+                at_risk = 0
+                if threatened:
+                    at_risk = 900 if threatened & board.queens else 500 if threatened & board.rooks else 300
+                if static_eval - RFP_MARGIN * depth - at_risk >= beta:
+                    return static_eval
             # Step 6. Null move pruning: give a free move; if still >= beta, cut.
             if (null_ok and depth >= NMP_DEPTH and static_eval >= beta
                     and occupied_co[board.turn] & ~(board.pawns | board.kings)):

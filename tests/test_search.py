@@ -242,3 +242,14 @@ def test_tiny_clock_aborts_even_the_first_iteration() -> None:
     result = searcher.search(board, Limits(wtime=0.04, btime=0.04))
     assert time.perf_counter() - start < 0.5  # generous: the budget is ~20 ms, polled every 32 nodes
     assert result.move in board.legal_moves
+
+
+def test_an_attacked_piece_escapes_before_late_move_pruning() -> None:
+    # WAC.044: 1...dxc4 wins a piece (2. Qxb7 allows Rxd1#). Deep in the line White's bishop
+    # attacks the extra knight; when late move pruning cut its escapes (ranked late by history),
+    # the depth-8 search saw the knight lost and scored dxc4 at -95. Escapes now come first.
+    board = chess.Board("3rb1k1/pq3pbp/4n1p1/3p4/2N5/2P2QB1/PP3PPP/1B1R2K1 b - - 0 1")
+    for depth in (6, 7, 8, 9):
+        result = Searcher().search(board, Limits(depth=depth, searchmoves=[chess.Move.from_uci("d5c4")]))
+        assert result.score > 50, (depth, result.score)
+

@@ -222,3 +222,24 @@ def threats_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, 
     attacked = lesser | other_att
     threatened |= own & ~pawns & ~kings & attacked & ~defended
     return threatened
+
+
+@njit(
+    "boolean(uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean)",
+    cache=True,
+    nogil=True,
+)
+def in_check_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn):
+    """Is the side to move in check? (python-chess's is_check, without its Python call chain.)"""
+    own = white if turn else black
+    enemy = black if turn else white
+    king = kings & own
+    if not king:
+        return False
+    ksq = lsb(king)
+    occ = white | black
+    if PAWN_ATTACKS[1 if turn else 0, ksq] & pawns & enemy or KNIGHT_ATTACKS[ksq] & knights & enemy:
+        return True
+    if bishop_attacks(ksq, occ) & (bishops | queens) & enemy:
+        return True
+    return bool(rook_attacks(ksq, occ) & (rooks | queens) & enemy)

@@ -17,7 +17,7 @@ from typing import Callable, Iterator, Optional
 import chess
 
 from engine.board import SearchBoard
-from engine.checks import check_masks_kernel, gives_check_kernel, threats_kernel
+from engine.checks import check_masks_kernel, gives_check_kernel, in_check_kernel, threats_kernel
 from engine.evaluate import PROMOTION_FLAG, evaluate_kernel
 from engine.history import History
 from engine.movepick import PROMOTION_RANK, capture_moves, decode, encode, is_good_capture, pick_moves
@@ -437,7 +437,8 @@ class Searcher:
                             occupied_co[0], occupied_co[1], us, move.from_square, move.to_square, piece, 0):
                         continue
                 board.push(move)
-                gives_check = board.is_check()
+                gives_check = in_check_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
+                                              board.kings, occupied_co[0], occupied_co[1], board.turn)
                 if pv_node:
                     self.pv_table[ply + 1] = []
                 new_depth = depth - 1 + (1 if gives_check else 0)  # check extension
@@ -568,7 +569,10 @@ class Searcher:
                 if not is_good_capture(board, move):
                     continue
             board.push(move)
-            score = -self._qsearch(board, -beta, -alpha, ply + 1, board.is_check())
+            occupied_co = board.occupied_co
+            score = -self._qsearch(board, -beta, -alpha, ply + 1, in_check_kernel(
+                board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings, occupied_co[0],
+                occupied_co[1], board.turn))
             board.pop()
             if score > best_score:
                 best_score = score

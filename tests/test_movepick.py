@@ -178,3 +178,16 @@ def test_quiet_moves_of_a_piece_en_prise_come_first() -> None:
     quiets = [m for m in moves if not board.is_capture(m)]
     knight_moves = {m for m in quiets if m.from_square == chess.B7}
     assert set(quiets[:len(knight_moves)]) == knight_moves
+
+
+def test_in_check_kernel_equals_python_chess() -> None:
+    from engine.checks import in_check_kernel
+
+    checks = 0
+    for board in random_game_boards(games=30, seed=34):
+        black, white = board.occupied_co
+        got = in_check_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
+                              black, white, board.turn)
+        assert got == board.is_check(), board.fen()
+        checks += got
+    assert checks > 50

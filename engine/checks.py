@@ -243,3 +243,27 @@ def in_check_kernel(pawns, knights, bishops, rooks, queens, kings, black, white,
     if bishop_attacks(ksq, occ) & (bishops | queens) & enemy:
         return True
     return bool(rook_attacks(ksq, occ) & (rooks | queens) & enemy)
+
+
+@njit(
+    "boolean(uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean, int64, int64)",
+    cache=True,
+    nogil=True,
+)
+def into_check_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, from_sq, to_sq):
+    """Would moving the (non-king) piece from from_sq to to_sq leave the mover's king attacked?
+    Not for king moves or en passant (callers ask python-chess for those)."""
+    from_bb = ONE << U64(from_sq)
+    to_bb = ONE << U64(to_sq)
+    own = white if turn else black
+    enemy = (black if turn else white) & ~to_bb  # a captured piece attacks no more
+    king = kings & own
+    if not king:
+        return False
+    ksq = lsb(king)
+    occ = ((white | black) & ~from_bb) | to_bb
+    if PAWN_ATTACKS[1 if turn else 0, ksq] & pawns & enemy or KNIGHT_ATTACKS[ksq] & knights & enemy:
+        return True
+    if bishop_attacks(ksq, occ) & (bishops | queens) & enemy:
+        return True
+    return bool(rook_attacks(ksq, occ) & (rooks | queens) & enemy)

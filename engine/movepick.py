@@ -13,7 +13,7 @@ from typing import Iterable, Iterator, Optional, Sequence
 
 import chess
 
-from engine.checks import attackers_kernel, threats_kernel
+from engine.checks import attackers_kernel, into_check_kernel, threats_kernel
 from engine.see import see_ge
 
 # Victim and attacker values for MVV-LVA, by python-chess piece type.
@@ -62,6 +62,19 @@ def capture_moves(board: chess.Board, to_mask: int = chess.BB_ALL) -> list[chess
     return moves
 
 
+def is_legal_hint(board: chess.Board, move: chess.Move) -> bool:
+    """Is a move from the TT or the killer slots legal here? (python-chess's is_legal, with the
+    king-safety half done by a Numba kernel for moves other than king moves and en passant.)"""
+    if not board.is_pseudo_legal(move):
+        return False
+    from_bb = BB_SQUARES[move.from_square]
+    if board.kings & from_bb or (board.pawns & from_bb and move.to_square == board.ep_square):
+        return not board.is_into_check(move)
+    black, white = board.occupied_co
+    return not into_check_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
+                                 board.kings, black, white, board.turn, move.from_square, move.to_square)
+
+
 def is_good_capture(board: chess.Board, move: chess.Move) -> bool:
     """False for under-promotions and captures that lose material by static exchange."""
     promotion = move.promotion
@@ -93,7 +106,7 @@ def pick_moves(
     """
     # Stage 1: the TT move, if it is legal here (a key collision can store anything).
     if tt_move is not None:
-        if board.is_legal(tt_move):
+        if is_legal_hint(board, tt_move):
             yield tt_move
         else:
             tt_move = None
@@ -112,13 +125,13 @@ def pick_moves(
     us = board.turn
     killer1, killer2 = killers
     if (killer1 is not None and killer1 != tt_move and not killer1.promotion and not board.is_capture(killer1)
-            and board.is_legal(killer1)):
+            and is_legal_hint(board, killer1)):
         yield killer1
     else:
         killer1 = None
     if (killer2 is not None and killer2 != tt_move and killer2 != killer1 and not killer2.promotion
             and not board.is_capture(killer2)
-            and board.is_legal(killer2)):
+            and is_legal_hint(board, killer2)):
         yield killer2
     else:
         killer2 = None

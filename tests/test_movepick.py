@@ -191,3 +191,20 @@ def test_in_check_kernel_equals_python_chess() -> None:
         assert got == board.is_check(), board.fen()
         checks += got
     assert checks > 50
+
+
+def test_legality_of_tt_and_killer_moves_equals_python_chess() -> None:
+    from engine.movepick import is_legal_hint
+
+    rng = random.Random(35)
+    checked = illegal = 0
+    for board in random_game_boards(games=25, seed=35):
+        candidates = list(board.generate_pseudo_legal_moves())
+        # Moves from elsewhere in the tree: random squares, often not even pseudo-legal here.
+        candidates += [chess.Move(rng.randrange(64), rng.randrange(64)) for _ in range(5)]
+        for move in candidates:
+            expected = board.is_legal(move)
+            assert is_legal_hint(board, move) == expected, (board.fen(), move.uci())
+            checked += 1
+            illegal += not expected
+    assert checked > 10000 and illegal > 1000

@@ -80,7 +80,7 @@ class SearchBoard(chess.Board):
         move_bb = from_bb | to_bb
         them = not turn
         self.castling_rights &= ~move_bb
-        self.occupied_co[turn] ^= move_bb
+        occupied_co[turn] ^= move_bb
         self.occupied ^= from_bb
 
         # The captured piece (en passant handled with the pawns).

@@ -27,6 +27,29 @@ def piece_attacks(sq, bb, knights, bishops, rooks, queens, occ):
     return KING_ATTACKS[sq]
 
 
+@njit(cache=True)
+def _reaching(pieces, targets, knights, bishops, rooks, queens, occ):
+    """Those of the given non-pawn pieces that attack at least one target square."""
+    found = ZERO
+    while pieces:
+        sq = lsb(pieces)
+        bb = ONE << sq
+        pieces &= pieces - ONE
+        if piece_attacks(sq, bb, knights, bishops, rooks, queens, occ) & targets:
+            found |= bb
+    return found
+
+
+@njit(cache=True)
+def _king_attacked(ksq, turn, pawns, knights, bishops, rooks, queens, enemy, occ):
+    """Do the enemy pieces attack the king of `turn` on ksq, on occupancy occ?"""
+    if PAWN_ATTACKS[1 if turn else 0, ksq] & pawns & enemy or KNIGHT_ATTACKS[ksq] & knights & enemy:
+        return True
+    if bishop_attacks(ksq, occ) & (bishops | queens) & enemy:
+        return True
+    return bool(rook_attacks(ksq, occ) & (rooks | queens) & enemy)
+
+
 def _between_table() -> np.ndarray:
     """BETWEEN[a, b]: the squares strictly between a and b on a shared line (else empty)."""
     table = np.zeros((64, 64), dtype=np.uint64)
@@ -128,15 +151,7 @@ def check_masks_kernel(pawns, knights, bishops, rooks, queens, kings, black, whi
         blockers = BETWEEN[ksq, sq] & occ
         if blockers and popcount(blockers) == ONE and blockers & own:
             discoverers |= blockers
-    movers = pawns & own
-    reachable = targets & ~occ
-    pieces = own & ~pawns & ~kings
-    while pieces:
-        sq = lsb(pieces)
-        bb = ONE << sq
-        pieces &= pieces - ONE
-        if piece_attacks(sq, bb, knights, bishops, rooks, queens, occ) & reachable:
-            movers |= bb
+    movers = (pawns & own) | _reaching(own & ~pawns & ~kings, targets & ~occ, knights, bishops, rooks, queens, occ)
     return targets, discoverers, movers
 
 
@@ -169,18 +184,11 @@ def attackers_kernel(pawns, knights, bishops, rooks, queens, kings, black, white
         found = black_pawn_attacks(targets) & pawns & own  # a white pawn attacks t iff a black one on t attacks it
     else:
         found = white_pawn_attacks(targets) & pawns & own
-    pieces = own & ~pawns
-    while pieces:
-        sq = lsb(pieces)
-        bb = ONE << sq
-        pieces &= pieces - ONE
-        if piece_attacks(sq, bb, knights, bishops, rooks, queens, occ) & targets:
-            found |= bb
-    return found
+    return found | _reaching(own & ~pawns, targets, knights, bishops, rooks, queens, occ)
 
 
 @njit(cache=True)
-def _attacks_of(pieces, knights, bishops, rooks, queens, kings, occ):
+def _attacks_of(pieces, knights, bishops, rooks, queens, occ):
     """Union of the attacks of the given non-pawn pieces."""
     att = ZERO
     while pieces:
@@ -209,10 +217,10 @@ def threats_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, 
     else:
         pawn_att = white_pawn_attacks(pawns & enemy)
         defended = black_pawn_attacks(pawns & own)
-    minor_att = _attacks_of((knights | bishops) & enemy, knights, bishops, rooks, queens, kings, occ)
-    rook_att = _attacks_of(rooks & enemy, knights, bishops, rooks, queens, kings, occ)
-    other_att = _attacks_of((queens | kings) & enemy, knights, bishops, rooks, queens, kings, occ)
-    defended |= _attacks_of(own & ~pawns, knights, bishops, rooks, queens, kings, occ)
+    minor_att = _attacks_of((knights | bishops) & enemy, knights, bishops, rooks, queens, occ)
+    rook_att = _attacks_of(rooks & enemy, knights, bishops, rooks, queens, occ)
+    other_att = _attacks_of((queens | kings) & enemy, knights, bishops, rooks, queens, occ)
+    defended |= _attacks_of(own & ~pawns, knights, bishops, rooks, queens, occ)
     lesser = pawn_att
     threatened = (knights | bishops) & own & lesser
     lesser |= minor_att
@@ -236,13 +244,7 @@ def in_check_kernel(pawns, knights, bishops, rooks, queens, kings, black, white,
     king = kings & own
     if not king:
         return False
-    ksq = lsb(king)
-    occ = white | black
-    if PAWN_ATTACKS[1 if turn else 0, ksq] & pawns & enemy or KNIGHT_ATTACKS[ksq] & knights & enemy:
-        return True
-    if bishop_attacks(ksq, occ) & (bishops | queens) & enemy:
-        return True
-    return bool(rook_attacks(ksq, occ) & (rooks | queens) & enemy)
+    return _king_attacked(lsb(king), turn, pawns, knights, bishops, rooks, queens, enemy, white | black)
 
 
 @njit(
@@ -260,10 +262,5 @@ def into_check_kernel(pawns, knights, bishops, rooks, queens, kings, black, whit
     king = kings & own
     if not king:
         return False
-    ksq = lsb(king)
     occ = ((white | black) & ~from_bb) | to_bb
-    if PAWN_ATTACKS[1 if turn else 0, ksq] & pawns & enemy or KNIGHT_ATTACKS[ksq] & knights & enemy:
-        return True
-    if bishop_attacks(ksq, occ) & (bishops | queens) & enemy:
-        return True
-    return bool(rook_attacks(ksq, occ) & (rooks | queens) & enemy)
+    return _king_attacked(lsb(king), turn, pawns, knights, bishops, rooks, queens, enemy, occ)

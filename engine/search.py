@@ -513,6 +513,7 @@ class Searcher:
             self.seldepth = ply
         if ply >= MAX_PLY - 1:
             return self._evaluate(board)
+        occupied_co = board.occupied_co  # the board's own list: push and pop update it in place
 
         if in_check:
             # Step 1. In check: every evasion, no stand-pat; no evasion means mate.
@@ -523,7 +524,6 @@ class Searcher:
             stand_pat = -INF
         else:
             # Step 2. Stand pat: the side to move may decline every capture.
-            occupied_co = board.occupied_co
             packed = evaluate_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
                                      board.kings, occupied_co[0], occupied_co[1], board.turn)
             stand_pat = packed >> 8
@@ -569,7 +569,6 @@ class Searcher:
                 if not is_good_capture(board, move):
                     continue
             board.push(move)
-            occupied_co = board.occupied_co
             score = -self._qsearch(board, -beta, -alpha, ply + 1, in_check_kernel(
                 board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings, occupied_co[0],
                 occupied_co[1], board.turn))

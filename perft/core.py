@@ -2,10 +2,11 @@
 
 Every node's moves come from engine.movepick.pick_moves, the generator the
 search uses, so a correct count proves the picker yields each legal move
-exactly once, and moves are made and unmade with engine.board.SearchBoard, the
-search's own make/unmake, so the counts check that too. With `hints=True` each node also gets a TT move and two killers
-as the search would: moves the same side played two plies up, often legal
-here and often not, so the picker's validation and de-duplication are counted too.
+exactly once; moves are made and unmade with engine.board.SearchBoard, the
+search's own make/unmake, so the counts check that too. With `hints=True` each
+node also gets a TT move and two killers as the search would: moves the same
+side played two plies up, often legal here and often not, so the picker's
+validation and de-duplication are counted too.
 """
 
 from __future__ import annotations

@@ -39,18 +39,27 @@ def decode(code: int) -> chess.Move:
     return move
 
 
-def capture_moves(board: chess.Board, to_mask: int = chess.BB_ALL) -> list[chess.Move]:
-    """Legal captures (onto to_mask) and non-capturing promotions, by MVV-LVA (promotions by piece)."""
+def capture_moves(board: chess.Board, to_mask: int = chess.BB_ALL, pseudo: bool = False) -> list[chess.Move]:
+    """Legal captures (onto to_mask) and non-capturing promotions, by MVV-LVA (promotions by piece).
+
+    pseudo: pseudo-legal ones instead (the caller rejects moves that leave its king attacked).
+    """
     us = board.turn
     black, white = board.occupied_co
     ep = board.ep_square
     targets = to_mask & (black if us else white) | (BB_SQUARES[ep] & to_mask if ep is not None else 0)
     capturers = attackers_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
                                  black, white, us, targets) if targets else 0
-    moves = list(board.generate_legal_captures(capturers, to_mask)) if capturers else []
+    if pseudo:
+        moves = list(board.generate_pseudo_legal_captures(capturers, to_mask)) if capturers else []
+    else:
+        moves = list(board.generate_legal_captures(capturers, to_mask)) if capturers else []
     promoting = board.pawns & board.occupied_co[us] & PROMOTION_RANK[us]
     if promoting:
-        moves.extend(board.generate_legal_moves(promoting, ~board.occupied))
+        if pseudo:
+            moves.extend(board.generate_pseudo_legal_moves(promoting, ~board.occupied))
+        else:
+            moves.extend(board.generate_legal_moves(promoting, ~board.occupied))
     if len(moves) > 1:
         piece_type_at = board.piece_type_at
         moves.sort(
@@ -75,6 +84,12 @@ def is_legal_hint(board: chess.Board, move: chess.Move) -> bool:
                                  board.kings, black, white, board.turn, move.from_square, move.to_square)
 
 
+def is_pseudo_legal_hint(board: chess.Board, move: chess.Move) -> bool:
+    """Is a move from the TT or the killer slots pseudo-legal here? (For pseudo-legal move
+    picking: the caller tests the king's safety after the push, as for every other move.)"""
+    return board.is_pseudo_legal(move)
+
+
 def is_good_capture(board: chess.Board, move: chess.Move) -> bool:
     """False for under-promotions and captures that lose material by static exchange."""
     promotion = move.promotion
@@ -94,6 +109,7 @@ def pick_moves(
     history: list[int],
     capture_targets: int = chess.BB_ALL,
     check_masks: Optional[tuple[int, int, int]] = None,
+    pseudo: bool = False,
 ) -> Iterator[chess.Move]:
     """Yield every legal move of the board exactly once, in staged order.
 
@@ -103,17 +119,23 @@ def pick_moves(
     check_masks: (targets, discoverers, movers) from engine.checks.check_masks_kernel: the
     caller will prune every quiet move that does not give check, so stage 4 only
     generates moves that might (the caller still confirms each one).
+    pseudo: yield every pseudo-legal move instead (never with the side to move in
+    check), in the same order; the caller rejects the moves that leave its own king
+    attacked (engine.checks.move_status_kernel after the push). This skips python-chess's
+    pin and check analysis on each generator call, and the legality test of moves never
+    searched.
     """
+    legal_hint = is_pseudo_legal_hint if pseudo else is_legal_hint
     # Stage 1: the TT move, if it is legal here (a key collision can store anything).
     if tt_move is not None:
-        if is_legal_hint(board, tt_move):
+        if legal_hint(board, tt_move):
             yield tt_move
         else:
             tt_move = None
 
     # Stage 2: good captures and queen promotions; keep the losing ones for the last stage.
     bad = []
-    for move in capture_moves(board, capture_targets) if capture_targets else ():
+    for move in capture_moves(board, capture_targets, pseudo) if capture_targets else ():
         if move == tt_move:
             continue
         if is_good_capture(board, move):
@@ -125,13 +147,13 @@ def pick_moves(
     us = board.turn
     killer1, killer2 = killers
     if (killer1 is not None and killer1 != tt_move and not killer1.promotion and not board.is_capture(killer1)
-            and is_legal_hint(board, killer1)):
+            and legal_hint(board, killer1)):
         yield killer1
     else:
         killer1 = None
     if (killer2 is not None and killer2 != tt_move and killer2 != killer1 and not killer2.promotion
             and not board.is_capture(killer2)
-            and is_legal_hint(board, killer2)):
+            and legal_hint(board, killer2)):
         yield killer2
     else:
         killer2 = None
@@ -140,14 +162,15 @@ def pick_moves(
     # own rooks, since python-chess generates castling as the king moving onto its rook.
     movers = board.occupied_co[us] & ~(board.pawns & PROMOTION_RANK[us])
     targets = ~board.occupied_co[not us]
+    generate = board.generate_pseudo_legal_moves if pseudo else board.generate_legal_moves
     if check_masks is None:
-        generated: Iterable[chess.Move] = board.generate_legal_moves(movers, targets)
+        generated: Iterable[chess.Move] = generate(movers, targets)
     else:
         check_to, discoverers, reachers = check_masks
         movers &= ~board.kings
-        generated = list(board.generate_legal_moves(movers & reachers & ~discoverers, targets & check_to))
+        generated = list(generate(movers & reachers & ~discoverers, targets & check_to))
         if movers & discoverers:
-            generated.extend(board.generate_legal_moves(movers & discoverers, targets))
+            generated.extend(generate(movers & discoverers, targets))
     ep = board.ep_square
     seen = [m for m in (tt_move, killer1, killer2) if m is not None]
     quiets = []

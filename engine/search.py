@@ -17,7 +17,7 @@ from typing import Callable, Iterator, Optional
 import chess
 
 from engine.board import SearchBoard
-from engine.checks import check_masks_kernel, gives_check_kernel, in_check_kernel, threats_kernel
+from engine.checks import check_masks_kernel, gives_check_kernel, move_status_kernel, threats_kernel
 from engine.evaluate import PROMOTION_FLAG, evaluate_kernel
 from engine.history import History
 from engine.movepick import PROMOTION_RANK, capture_moves, decode, encode, is_good_capture, pick_moves
@@ -423,10 +423,10 @@ class Searcher:
                                              board.kings, occupied_co[0], occupied_co[1], us)
         keys.append(key)
         try:
-            for move in pick_moves(board, tt_move, killers, history.butterfly, capture_targets, check_masks):
+            for move in pick_moves(board, tt_move, killers, history.butterfly, capture_targets, check_masks,
+                                   not in_check):
                 if root_moves is not None and move not in root_moves:
                     continue
-                legal_count += 1
                 is_quiet = not move.promotion and not board.is_capture(move)
                 # Step 9. Shallow-depth pruning of quiet moves (not checks) once a move has been searched.
                 if (prune_ok and is_quiet and best_score > -MATE_BOUND
@@ -437,8 +437,13 @@ class Searcher:
                             occupied_co[0], occupied_co[1], us, move.from_square, move.to_square, piece, 0):
                         continue
                 board.push(move)
-                gives_check = in_check_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
-                                              board.kings, occupied_co[0], occupied_co[1], board.turn)
+                status = move_status_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
+                                            board.kings, occupied_co[0], occupied_co[1], board.turn)
+                if status & 2:  # pseudo-legal, and it leaves our king attacked
+                    board.pop()
+                    continue
+                legal_count += 1
+                gives_check = status == 1
                 if pv_node:
                     self.pv_table[ply + 1] = []
                 new_depth = depth - 1 + (1 if gives_check else 0)  # check extension
@@ -537,7 +542,7 @@ class Searcher:
             flags = packed & 255
             need = alpha - stand_pat - DELTA_MARGIN
             if flags & PROMOTION_FLAG:
-                moves = capture_moves(board)
+                moves = capture_moves(board, chess.BB_ALL, True)
             else:
                 mask = 0
                 if flags & 16 and need < PIECE_VALUE[chess.QUEEN]:
@@ -552,7 +557,7 @@ class Searcher:
                     mask |= board.pawns
                 if not mask and not checks:
                     return best_score
-                moves = capture_moves(board, mask & occupied_co[not board.turn]) if mask else []
+                moves = capture_moves(board, mask & occupied_co[not board.turn], True) if mask else []
 
         piece_type_at = board.piece_type_at
         captures = len(moves)
@@ -569,9 +574,12 @@ class Searcher:
                 if not is_good_capture(board, move):
                     continue
             board.push(move)
-            score = -self._qsearch(board, -beta, -alpha, ply + 1, in_check_kernel(
-                board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings, occupied_co[0],
-                occupied_co[1], board.turn))
+            status = move_status_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
+                                        board.kings, occupied_co[0], occupied_co[1], board.turn)
+            if status & 2:  # pseudo-legal, and it leaves our king attacked
+                board.pop()
+                continue
+            score = -self._qsearch(board, -beta, -alpha, ply + 1, status == 1)
             board.pop()
             if score > best_score:
                 best_score = score
@@ -592,9 +600,9 @@ class Searcher:
                                                              board.rooks, board.queens, board.kings, occupied_co[0],
                                                              occupied_co[1], us)
         empty = ~board.occupied
-        candidates = list(board.generate_legal_moves(movers & reachers & ~discoverers, empty & check_to))
+        candidates = list(board.generate_pseudo_legal_moves(movers & reachers & ~discoverers, empty & check_to))
         if movers & discoverers:
-            candidates.extend(board.generate_legal_moves(movers & discoverers, empty))
+            candidates.extend(board.generate_pseudo_legal_moves(movers & discoverers, empty))
         ep = board.ep_square
         for move in candidates:
             piece = piece_type_at(move.from_square)

@@ -1,9 +1,12 @@
 """Perft and divide over python-chess boards, walking the engine's staged move picker.
 
-Every node's moves come from engine.movepick.pick_moves, the generator the
-search uses, so a correct count proves the picker yields each legal move
-exactly once; moves are made and unmade with engine.board.SearchBoard, the
-search's own make/unmake, so the counts check that too. With `hints=True` each
+Every node's moves come from engine.movepick.pick_moves as the search asks for
+them (pseudo-legal moves when not in check, each kept only if
+engine.checks.move_status_kernel finds the mover's king safe after the push; legal
+evasions in check), so a correct count proves that the picker yields each legal
+move exactly once and that the search's legality test rejects exactly the illegal
+ones; moves are made and unmade with engine.board.SearchBoard, the search's own
+make/unmake, so the counts check that too. With `hints=True` each
 node also gets a TT move and two killers as the search would: moves the same
 side played two plies up, often legal here and often not, so the picker's
 validation and de-duplication are counted too.
@@ -11,11 +14,12 @@ validation and de-duplication are counted too.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Iterator, Optional
 
 import chess
 
 from engine.board import SearchBoard
+from engine.checks import in_check_kernel, move_status_kernel
 from engine.movepick import pick_moves
 
 Hint = tuple[Optional[chess.Move], Optional[chess.Move], Optional[chess.Move]]
@@ -34,13 +38,9 @@ def _perft(board: chess.Board, depth: int, recent: Optional[list[Hint]], ply: in
     if depth <= 0:
         return 1
     tt_move, killer1, killer2 = recent[ply - 2] if recent is not None and ply >= 2 else _NONE
-    moves = pick_moves(board, tt_move, (killer1, killer2), _NO_HISTORY)
-    if depth == 1:
-        return sum(1 for _ in moves)
     nodes = 0
-    for move in moves:
-        board.push(move)
-        nodes += _perft(board, depth - 1, recent, ply + 1)
+    for move in _legal_moves(board, tt_move, killer1, killer2):
+        nodes += _perft(board, depth - 1, recent, ply + 1) if depth > 1 else 1
         board.pop()
         if recent is not None:
             last = recent[ply]
@@ -48,12 +48,29 @@ def _perft(board: chess.Board, depth: int, recent: Optional[list[Hint]], ply: in
     return nodes
 
 
+def _legal_moves(board: chess.Board, tt_move: Optional[chess.Move], killer1: Optional[chess.Move],
+                 killer2: Optional[chess.Move]) -> Iterator[chess.Move]:
+    """The legal moves in the search's order, each yielded with the move already made
+    (the caller pops it): the picker's moves, pseudo-legal unless in check, filtered
+    as the search filters them."""
+    black, white = board.occupied_co
+    in_check = in_check_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
+                               board.kings, black, white, board.turn)
+    for move in pick_moves(board, tt_move, (killer1, killer2), _NO_HISTORY, pseudo=not in_check):
+        board.push(move)
+        black, white = board.occupied_co
+        if move_status_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
+                              board.kings, black, white, board.turn) & 2:
+            board.pop()
+            continue
+        yield move
+
+
 def divide(board: chess.Board, depth: int) -> list[tuple[chess.Move, int]]:
     """Perft split by root move, in the picker's order."""
     board = SearchBoard.from_board(board)
     result = []
-    for move in pick_moves(board, None, (None, None), _NO_HISTORY):
-        board.push(move)
+    for move in _legal_moves(board, None, None, None):
         result.append((move, perft(board, depth - 1)))
         board.pop()
     return result

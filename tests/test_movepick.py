@@ -208,3 +208,42 @@ def test_legality_of_tt_and_killer_moves_equals_python_chess() -> None:
             checked += 1
             illegal += not expected
     assert checked > 10000 and illegal > 1000
+
+
+def test_move_status_kernel_tells_illegal_moves_and_checks() -> None:
+    from engine.checks import move_status_kernel
+
+    boards = list(random_game_boards(games=25, seed=36))
+    # Kings next to each other: a king step that only the other king forbids.
+    boards += [chess.Board("8/8/8/8/8/8/6k1/4K2R w K - 0 1"), chess.Board("8/8/8/3k4/8/3K4/8/8 w - - 0 1")]
+    illegal = checks = 0
+    for board in boards:
+        for move in board.generate_pseudo_legal_moves():
+            legal = board.is_legal(move)
+            board.push(move)
+            black, white = board.occupied_co
+            status = move_status_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
+                                        board.kings, black, white, board.turn)
+            assert bool(status & 2) == (not legal), (board.fen(), move.uci())
+            if legal:
+                assert bool(status & 1) == board.is_check(), (board.fen(), move.uci())
+                checks += status & 1
+            board.pop()
+            illegal += not legal
+    assert illegal > 100 and checks > 100
+
+
+def test_pseudo_legal_picker_yields_every_pseudo_legal_move_once() -> None:
+    rng = random.Random(37)
+    history = [rng.randint(-500, 500) for _ in range(8192)]
+    for board in random_game_boards(games=30, seed=37):
+        if board.is_check():
+            continue
+        pseudo = list(board.generate_pseudo_legal_moves())
+        tt_move = rng.choice(pseudo + [None, chess.Move.from_uci("a1h8")])
+        killers = (rng.choice(pseudo + [None]), rng.choice(pseudo + [None]))
+        got = list(pick_moves(board, tt_move, killers, history, pseudo=True))
+        assert len(got) == len(set(got)) == len(pseudo), board.fen()
+        assert set(got) == set(pseudo)
+        legal_order = [m for m in got if board.is_legal(m)]
+        assert legal_order == list(pick_moves(board, tt_move, killers, history)), board.fen()

@@ -20,6 +20,7 @@ from typing import Optional
 import chess
 
 BB_SQUARES = chess.BB_SQUARES
+_NULL_MOVE = chess.Move.null()  # what pop returns: the search keeps no move stack
 BB_RANK_1 = chess.BB_RANK_1
 BB_RANK_8 = chess.BB_RANK_8
 # Castling in standard notation (king two squares): the rook's from and to squares.
@@ -156,4 +157,4 @@ class SearchBoard(chess.Board):
          self.fullmove_number) = self._undo.pop()
         self.occupied_co[0] = white
         self.occupied_co[1] = black
-        return chess.Move.null()
+        return _NULL_MOVE

@@ -61,14 +61,33 @@ def capture_moves(board: chess.Board, to_mask: int = chess.BB_ALL, pseudo: bool 
         else:
             moves.extend(board.generate_legal_moves(promoting, ~board.occupied))
     if len(moves) > 1:
-        piece_type_at = board.piece_type_at
-        moves.sort(
-            key=lambda m: ORDER_VALUE[piece_type_at(m.to_square) or 1] * 8
-            - ORDER_VALUE[piece_type_at(m.from_square) or 0] // 100
-            + (ORDER_VALUE[m.promotion] * 8 if m.promotion else 0),
-            reverse=True,
-        )
+        _sort_captures(board, moves)
     return moves
+
+
+def _sort_captures(board: chess.Board, moves: list[chess.Move]) -> None:
+    """Order captures and promotions in place by MVV-LVA (promotions by the new piece)."""
+    piece_type_at = board.piece_type_at
+    moves.sort(
+        key=lambda m: ORDER_VALUE[piece_type_at(m.to_square) or 1] * 8
+        - ORDER_VALUE[piece_type_at(m.from_square) or 0] // 100
+        + (ORDER_VALUE[m.promotion] * 8 if m.promotion else 0),
+        reverse=True,
+    )
+
+
+def _sort_quiets(board: chess.Board, quiets: list[chess.Move], history: list[int]) -> None:
+    """Order quiet moves in place: moves of a piece en prise first (escapes), then by history."""
+    us = board.turn
+    base = 4096 if us else 0
+    black, white = board.occupied_co
+    threatened = threats_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
+                                board.kings, black, white, us)
+    if threatened:
+        quiets.sort(key=lambda m: history[base + m.from_square * 64 + m.to_square]
+                    + (ESCAPE_BONUS if BB_SQUARES[m.from_square] & threatened else 0), reverse=True)
+    else:
+        quiets.sort(key=lambda m: history[base + m.from_square * 64 + m.to_square], reverse=True)
 
 
 def is_legal_hint(board: chess.Board, move: chess.Move) -> bool:
@@ -181,17 +200,51 @@ def pick_moves(
             continue  # an en passant capture: yielded with the captures
         quiets.append(move)
     if len(quiets) > 1:
-        base = 4096 if us else 0
-        black, white = board.occupied_co
-        threatened = threats_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
-                                    board.kings, black, white, us)
-        if threatened:
-            # Moves that take an en-prise piece away come first (escapes), then history.
-            quiets.sort(key=lambda m: history[base + m.from_square * 64 + m.to_square]
-                        + (ESCAPE_BONUS if BB_SQUARES[m.from_square] & threatened else 0), reverse=True)
-        else:
-            quiets.sort(key=lambda m: history[base + m.from_square * 64 + m.to_square], reverse=True)
+        _sort_quiets(board, quiets, history)
     yield from quiets
 
     # Stage 5: captures that lose material, and under-promotions.
+    yield from bad
+
+
+def pick_evasions(
+    board: chess.Board,
+    tt_move: Optional[chess.Move],
+    killers: Sequence[Optional[chess.Move]],
+    history: list[int],
+) -> Iterator[chess.Move]:
+    """pick_moves for a side in check: the same stages and orders, from one call of
+    python-chess's legal (evasion) generator instead of one per stage. Check evasions
+    are few, and python-chess redoes its check and pin analysis on every call."""
+    if tt_move is not None:
+        if is_legal_hint(board, tt_move):
+            yield tt_move  # before generating: it often cuts off
+        else:
+            tt_move = None
+    moves = list(board.generate_legal_moves())
+    is_capture = board.is_capture
+    captures = []
+    quiets = []
+    for move in moves:
+        if move == tt_move:
+            continue
+        if move.promotion or is_capture(move):
+            captures.append(move)
+        else:
+            quiets.append(move)
+    bad = []
+    if len(captures) > 1:
+        _sort_captures(board, captures)
+    for move in captures:
+        if is_good_capture(board, move):
+            yield move
+        else:
+            bad.append(move)
+    for killer in killers:
+        if killer is not None and killer in quiets:
+            quiets.remove(killer)
+            yield killer
+    if len(quiets) > 1:
+        _sort_quiets(board, quiets, history)
+    yield from quiets
     yield from bad

@@ -20,7 +20,9 @@ from engine.board import SearchBoard
 from engine.checks import check_masks_kernel, gives_check_kernel, move_status_kernel, threats_kernel
 from engine.evaluate import PROMOTION_FLAG, evaluate_kernel
 from engine.history import History
-from engine.movepick import PROMOTION_RANK, capture_moves, decode, encode, is_good_capture, pick_moves
+from engine.movepick import (
+    PROMOTION_RANK, capture_moves, decode, encode, is_good_capture, pick_evasions, pick_moves,
+)
 from engine.see import see_ge
 from engine.timeman import time_budget
 from engine.tt import TranspositionTable
@@ -423,8 +425,9 @@ class Searcher:
                                              board.kings, occupied_co[0], occupied_co[1], us)
         keys.append(key)
         try:
-            for move in pick_moves(board, tt_move, killers, history.butterfly, capture_targets, check_masks,
-                                   not in_check):
+            moves = (pick_evasions(board, tt_move, killers, history.butterfly) if in_check else
+                     pick_moves(board, tt_move, killers, history.butterfly, capture_targets, check_masks, True))
+            for move in moves:
                 if root_moves is not None and move not in root_moves:
                     continue
                 is_quiet = not move.promotion and not board.is_capture(move)

@@ -1,12 +1,12 @@
 """Perft and divide over python-chess boards, walking the engine's staged move picker.
 
-Every node's moves come from engine.movepick.pick_moves as the search asks for
-them (pseudo-legal moves when not in check, each kept only if
-engine.checks.move_status_kernel finds the mover's king safe after the push; legal
-evasions in check), so a correct count proves that the picker yields each legal
-move exactly once and that the search's legality test rejects exactly the illegal
-ones; moves are made and unmade with engine.board.SearchBoard, the search's own
-make/unmake, so the counts check that too. With `hints=True` each
+Every node's moves come from the pickers as the search asks for them: when not
+in check, engine.movepick.pick_moves's pseudo-legal moves, each kept only if
+engine.checks.move_status_kernel finds the mover's king safe after the push; in
+check, pick_evasions. A correct count proves that the pickers yield each legal
+move exactly once and that the search's legality test rejects exactly the
+illegal ones; moves are made and unmade with engine.board.SearchBoard, the
+search's own make/unmake, so the counts check that too. With `hints=True` each
 node also gets a TT move and two killers as the search would: moves the same
 side played two plies up, often legal here and often not, so the picker's
 validation and de-duplication are counted too.
@@ -20,7 +20,7 @@ import chess
 
 from engine.board import SearchBoard
 from engine.checks import in_check_kernel, move_status_kernel
-from engine.movepick import pick_moves
+from engine.movepick import pick_evasions, pick_moves
 
 Hint = tuple[Optional[chess.Move], Optional[chess.Move], Optional[chess.Move]]
 _NONE: Hint = (None, None, None)
@@ -56,7 +56,11 @@ def _legal_moves(board: chess.Board, tt_move: Optional[chess.Move], killer1: Opt
     black, white = board.occupied_co
     in_check = in_check_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
                                board.kings, black, white, board.turn)
-    for move in pick_moves(board, tt_move, (killer1, killer2), _NO_HISTORY, pseudo=not in_check):
+    if in_check:
+        moves = pick_evasions(board, tt_move, (killer1, killer2), _NO_HISTORY)
+    else:
+        moves = pick_moves(board, tt_move, (killer1, killer2), _NO_HISTORY, pseudo=True)
+    for move in moves:
         board.push(move)
         black, white = board.occupied_co
         if move_status_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,

@@ -247,3 +247,22 @@ def test_pseudo_legal_picker_yields_every_pseudo_legal_move_once() -> None:
         assert set(got) == set(pseudo)
         legal_order = [m for m in got if board.is_legal(m)]
         assert legal_order == list(pick_moves(board, tt_move, killers, history)), board.fen()
+
+
+def test_evasion_picker_matches_the_staged_picker_in_check() -> None:
+    from engine.movepick import pick_evasions
+
+    rng = random.Random(38)
+    history = [rng.randint(-500, 500) for _ in range(8192)]
+    in_check = 0
+    for board in random_game_boards(games=60, seed=38):
+        if not board.is_check():
+            continue
+        in_check += 1
+        legal = list(board.legal_moves)
+        tt_move = rng.choice(legal + [None, chess.Move.from_uci("a1h8")])
+        killers = (rng.choice(legal + [None]), rng.choice(legal + [None]))
+        got = list(pick_evasions(board, tt_move, killers, history))
+        assert got == list(pick_moves(board, tt_move, killers, history)), board.fen()
+        assert len(got) == len(set(got)) == len(legal)
+    assert in_check > 20

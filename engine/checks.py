@@ -248,32 +248,6 @@ def in_check_kernel(pawns, knights, bishops, rooks, queens, kings, black, white,
 
 
 @njit(
-    "int64(uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean)",
-    cache=True,
-    nogil=True,
-)
-def move_status_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn):
-    """After a pseudo-legal move: 1 if the side to move is in check, | 2 if the side that
-    just moved left its own king attacked (the move was illegal). One call for both
-    questions, so that generating pseudo-legal moves costs no extra Numba call."""
-    occ = white | black
-    own = white if turn else black
-    enemy = black if turn else white
-    status = 0
-    king = kings & enemy
-    if king:
-        ksq = lsb(king)
-        # Unlike a check, an illegal king move can also step next to the other king.
-        if KING_ATTACKS[ksq] & kings & own or _king_attacked(ksq, not turn, pawns, knights, bishops, rooks,
-                                                            queens, own, occ):
-            status = 2
-    king = kings & own
-    if king and _king_attacked(lsb(king), turn, pawns, knights, bishops, rooks, queens, enemy, occ):
-        status |= 1
-    return status
-
-
-@njit(
     "boolean(uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean, int64, int64)",
     cache=True,
     nogil=True,

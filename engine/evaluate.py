@@ -167,6 +167,8 @@ ROOK_OPEN_MG, ROOK_OPEN_EG = 25, 10
 ROOK_HALF_OPEN_MG, ROOK_HALF_OPEN_EG = 12, 6
 TEMPO = 10
 PROMOTION_FLAG = 32
+IN_CHECK_FLAG = 64   # the side to move is in check
+ILLEGAL_FLAG = 128   # the side to move attacks the other king: the last move was illegal
 RANK_2 = np.uint64(0xFF00)
 RANK_7 = np.uint64(0x00FF000000000000)
 
@@ -320,7 +322,9 @@ def evaluate_kernel(pawns, knights, bishops, rooks, queens, kings, black, white,
     flags bit (t - 1) is set when the side to move attacks an enemy piece of
     python-chess type t (pawn 1 .. queen 5), and PROMOTION_FLAG when it has a
     pawn on its seventh rank: the quiescence search skips move generation when
-    no capture can matter. Use evaluate() for the plain score.
+    no capture can matter. From the same attack maps, IN_CHECK_FLAG and
+    ILLEGAL_FLAG: the search calls this right after each pseudo-legal move, so one
+    call answers legality, check and the evaluation. Use evaluate() for the plain score.
     """
     occ = white | black
     if not (kings & white) or not (kings & black):
@@ -350,13 +354,21 @@ def evaluate_kernel(pawns, knights, bishops, rooks, queens, kings, black, white,
     # Capture hints for the side to move.
     if turn:
         att = w_att | white_pawn_att
+        enemy_att = b_att | black_pawn_att
         victims = black
+        own = white
         promoting = pawns & white & RANK_7
     else:
         att = b_att | black_pawn_att
+        enemy_att = w_att | white_pawn_att
         victims = white
+        own = black
         promoting = pawns & black & RANK_2
     flags = 0
+    if att & kings & victims:
+        flags |= ILLEGAL_FLAG
+    if enemy_att & kings & own:
+        flags |= IN_CHECK_FLAG
     pieces = (pawns, knights, bishops, rooks, queens)
     for kind in range(5):
         if att & victims & pieces[kind]:

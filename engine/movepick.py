@@ -140,7 +140,7 @@ def pick_moves(
     generates moves that might (the caller still confirms each one).
     pseudo: yield every pseudo-legal move instead (never with the side to move in
     check), in the same order; the caller rejects the moves that leave its own king
-    attacked (engine.checks.move_status_kernel after the push). This skips python-chess's
+    attacked (the evaluation kernel's ILLEGAL_FLAG after the push). This skips python-chess's
     pin and check analysis on each generator call, and the legality test of moves never
     searched.
     """

@@ -17,8 +17,8 @@ from typing import Callable, Iterator, Optional
 import chess
 
 from engine.board import SearchBoard
-from engine.checks import check_masks_kernel, gives_check_kernel, move_status_kernel, threats_kernel
-from engine.evaluate import PROMOTION_FLAG, evaluate_kernel
+from engine.checks import check_masks_kernel, gives_check_kernel, threats_kernel
+from engine.evaluate import ILLEGAL_FLAG, IN_CHECK_FLAG, PROMOTION_FLAG, evaluate_kernel
 from engine.history import History
 from engine.movepick import (
     PROMOTION_RANK, capture_moves, decode, encode, is_good_capture, pick_evasions, pick_moves,
@@ -255,11 +255,11 @@ class Searcher:
                     on_info: Optional[Callable[[SearchInfo], None]]) -> int:
         """Search the root with a window around the previous score, widening on failure."""
         if depth < ASPIRATION_DEPTH or abs(prev) >= MATE_BOUND:
-            return self._negamax(root, depth, -INF, INF, 0, True, False, root.is_check())
+            return self._negamax(root, depth, -INF, INF, 0, True, False, self._packed_eval(root))
         delta = ASPIRATION_DELTA
         alpha, beta = max(prev - delta, -INF), min(prev + delta, INF)
         while True:
-            score = self._negamax(root, depth, alpha, beta, 0, True, False, root.is_check())
+            score = self._negamax(root, depth, alpha, beta, 0, True, False, self._packed_eval(root))
             if score <= alpha:
                 beta = (alpha + beta) // 2
                 alpha = max(score - delta, -INF)
@@ -296,14 +296,15 @@ class Searcher:
 
     # ------------------------------------------------------------------ search
     def _negamax(self, board: chess.Board, depth: int, alpha: int, beta: int, ply: int,
-                 pv_node: bool, null_ok: bool, in_check: bool) -> int:
+                 pv_node: bool, null_ok: bool, packed: int) -> int:
         """Fail-soft principal variation search; returns the score from the side to move's view.
 
-        in_check: whether the side to move is in check (the caller knows it already).
+        packed: this position's evaluate_kernel result (score, capture hints, check and legality
+        flags), which the caller computed right after its move to test the move's legality.
         """
         # Step 1. At the horizon, resolve captures with the quiescence search.
         if depth <= 0:
-            return self._qsearch(board, alpha, beta, ply, in_check, QS_CHECKS)
+            return self._qsearch(board, alpha, beta, ply, packed, QS_CHECKS)
         self.nodes += 1
         if self.nodes >= self._next_poll:
             self._poll()
@@ -312,6 +313,7 @@ class Searcher:
             if ply > self.seldepth:
                 self.seldepth = ply
         root = ply == 0
+        in_check = packed & IN_CHECK_FLAG != 0
         occupied_co = board.occupied_co
         ep = board.ep_square
         key = int(zobrist_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
@@ -362,8 +364,6 @@ class Searcher:
         if in_check:
             static_eval = -INF
         else:
-            packed = evaluate_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
-                                     board.kings, occupied_co[0], occupied_co[1], board.turn)
             static_eval = packed >> 8
             flags = packed & 255
             if not flags & PROMOTION_FLAG:
@@ -392,7 +392,7 @@ class Searcher:
                 board.push(NULL_MOVE)
                 try:
                     score = -self._negamax(board, depth - 1 - reduction, -beta, -beta + 1, ply + 1, False, False,
-                                           False)
+                                           self._packed_eval(board))
                 finally:
                     board.pop()
                     keys.pop()
@@ -440,18 +440,18 @@ class Searcher:
                             occupied_co[0], occupied_co[1], us, move.from_square, move.to_square, piece, 0):
                         continue
                 board.push(move)
-                status = move_status_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
-                                            board.kings, occupied_co[0], occupied_co[1], board.turn)
-                if status & 2:  # pseudo-legal, and it leaves our king attacked
+                child = evaluate_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
+                                        board.kings, occupied_co[0], occupied_co[1], board.turn)
+                if child & ILLEGAL_FLAG:  # pseudo-legal, and it leaves our king attacked
                     board.pop()
                     continue
                 legal_count += 1
-                gives_check = status == 1
+                gives_check = child & IN_CHECK_FLAG != 0
                 if pv_node:
                     self.pv_table[ply + 1] = []
                 new_depth = depth - 1 + (1 if gives_check else 0)  # check extension
                 if searched == 0:
-                    score = -self._negamax(board, new_depth, -beta, -alpha, ply + 1, pv_node, True, gives_check)
+                    score = -self._negamax(board, new_depth, -beta, -alpha, ply + 1, pv_node, True, child)
                 else:
                     # Step 10. Late move reductions, then a null-window search, re-searched on success.
                     reduction = 0
@@ -463,11 +463,11 @@ class Searcher:
                             reduction -= 1
                         reduction = max(0, min(reduction, new_depth - 1))
                     score = -self._negamax(board, new_depth - reduction, -alpha - 1, -alpha, ply + 1, False, True,
-                                           gives_check)
+                                           child)
                     if score > alpha and reduction:
-                        score = -self._negamax(board, new_depth, -alpha - 1, -alpha, ply + 1, False, True, gives_check)
+                        score = -self._negamax(board, new_depth, -alpha - 1, -alpha, ply + 1, False, True, child)
                     if pv_node and alpha < score < beta:
-                        score = -self._negamax(board, new_depth, -beta, -alpha, ply + 1, True, True, gives_check)
+                        score = -self._negamax(board, new_depth, -beta, -alpha, ply + 1, True, True, child)
                 board.pop()
                 searched += 1
 
@@ -507,7 +507,7 @@ class Searcher:
                       static_eval if -MATE_BOUND < static_eval < MATE_BOUND else 0, depth, bound)
         return best_score
 
-    def _qsearch(self, board: chess.Board, alpha: int, beta: int, ply: int, in_check: bool,
+    def _qsearch(self, board: chess.Board, alpha: int, beta: int, ply: int, packed: int,
                  checks: bool = False) -> int:
         """Quiescence search: captures and promotions (all evasions in check), with stand-pat.
 
@@ -522,6 +522,7 @@ class Searcher:
         if ply >= MAX_PLY - 1:
             return self._evaluate(board)
         occupied_co = board.occupied_co  # the board's own list: push and pop update it in place
+        in_check = packed & IN_CHECK_FLAG != 0
 
         if in_check:
             # Step 1. In check: every evasion, no stand-pat; no evasion means mate.
@@ -532,8 +533,6 @@ class Searcher:
             stand_pat = -INF
         else:
             # Step 2. Stand pat: the side to move may decline every capture.
-            packed = evaluate_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
-                                     board.kings, occupied_co[0], occupied_co[1], board.turn)
             stand_pat = packed >> 8
             if stand_pat >= beta:
                 return stand_pat
@@ -577,12 +576,12 @@ class Searcher:
                 if not is_good_capture(board, move):
                     continue
             board.push(move)
-            status = move_status_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
-                                        board.kings, occupied_co[0], occupied_co[1], board.turn)
-            if status & 2:  # pseudo-legal, and it leaves our king attacked
+            child = evaluate_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
+                                    board.kings, occupied_co[0], occupied_co[1], board.turn)
+            if child & ILLEGAL_FLAG:  # pseudo-legal, and it leaves our king attacked
                 board.pop()
                 continue
-            score = -self._qsearch(board, -beta, -alpha, ply + 1, status == 1)
+            score = -self._qsearch(board, -beta, -alpha, ply + 1, child)
             board.pop()
             if score > best_score:
                 best_score = score
@@ -631,6 +630,13 @@ class Searcher:
         if flags & 16:
             mask |= board.queens
         return mask
+
+    @staticmethod
+    def _packed_eval(board: chess.Board) -> int:
+        """evaluate_kernel's packed result for the board (score, capture hints, check flags)."""
+        occupied_co = board.occupied_co
+        return evaluate_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
+                               board.kings, occupied_co[0], occupied_co[1], board.turn)
 
     @staticmethod
     def _evaluate(board: chess.Board) -> int:

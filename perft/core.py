@@ -2,7 +2,7 @@
 
 Every node's moves come from the pickers as the search asks for them: when not
 in check, engine.movepick.pick_moves's pseudo-legal moves, each kept only if
-engine.checks.move_status_kernel finds the mover's king safe after the push; in
+the evaluation kernel's ILLEGAL_FLAG is clear after the push; in
 check, pick_evasions. A correct count proves that the pickers yield each legal
 move exactly once and that the search's legality test rejects exactly the
 illegal ones; moves are made and unmade with engine.board.SearchBoard, the
@@ -19,7 +19,8 @@ from typing import Iterator, Optional
 import chess
 
 from engine.board import SearchBoard
-from engine.checks import in_check_kernel, move_status_kernel
+from engine.checks import in_check_kernel
+from engine.evaluate import ILLEGAL_FLAG, evaluate_kernel
 from engine.movepick import pick_evasions, pick_moves
 
 Hint = tuple[Optional[chess.Move], Optional[chess.Move], Optional[chess.Move]]
@@ -63,8 +64,8 @@ def _legal_moves(board: chess.Board, tt_move: Optional[chess.Move], killer1: Opt
     for move in moves:
         board.push(move)
         black, white = board.occupied_co
-        if move_status_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
-                              board.kings, black, white, board.turn) & 2:
+        if evaluate_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
+                           board.kings, black, white, board.turn) & ILLEGAL_FLAG:
             board.pop()
             continue
         yield move

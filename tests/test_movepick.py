@@ -210,8 +210,8 @@ def test_legality_of_tt_and_killer_moves_equals_python_chess() -> None:
     assert checked > 10000 and illegal > 1000
 
 
-def test_move_status_kernel_tells_illegal_moves_and_checks() -> None:
-    from engine.checks import move_status_kernel
+def test_evaluation_flags_tell_illegal_moves_and_checks() -> None:
+    from engine.evaluate import ILLEGAL_FLAG, IN_CHECK_FLAG, evaluate_kernel
 
     boards = list(random_game_boards(games=25, seed=36))
     # Kings next to each other: a king step that only the other king forbids.
@@ -222,12 +222,12 @@ def test_move_status_kernel_tells_illegal_moves_and_checks() -> None:
             legal = board.is_legal(move)
             board.push(move)
             black, white = board.occupied_co
-            status = move_status_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
-                                        board.kings, black, white, board.turn)
-            assert bool(status & 2) == (not legal), (board.fen(), move.uci())
+            packed = evaluate_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
+                                     board.kings, black, white, board.turn)
+            assert bool(packed & ILLEGAL_FLAG) == (not legal), (board.fen(), move.uci())
             if legal:
-                assert bool(status & 1) == board.is_check(), (board.fen(), move.uci())
-                checks += status & 1
+                assert bool(packed & IN_CHECK_FLAG) == board.is_check(), (board.fen(), move.uci())
+                checks += bool(packed & IN_CHECK_FLAG)
             board.pop()
             illegal += not legal
     assert illegal > 100 and checks > 100

@@ -207,21 +207,44 @@ def pick_moves(
     yield from bad
 
 
+def evasion_moves(board: chess.Board) -> list[chess.Move]:
+    """Pseudo-legal check evasions, in the order of python-chess's legal move generator
+    in check, without its pin analysis and per-move safety test (the search tests each
+    move after the push): king steps off the checking lines, then, against a single
+    checker, captures of it and interpositions, and an en passant capture of a checking pawn."""
+    us = board.turn
+    own = board.occupied_co[us]
+    king = chess.msb(board.kings & own)
+    checkers = board.attackers_mask(not us, king)
+    attacked = 0
+    for checker in chess.scan_reversed(checkers & (board.bishops | board.rooks | board.queens)):
+        attacked |= chess.ray(king, checker) & ~BB_SQUARES[checker]
+    moves = [chess.Move(king, to) for to in chess.scan_reversed(chess.BB_KING_ATTACKS[king] & ~own & ~attacked)]
+    checker = chess.msb(checkers)
+    if BB_SQUARES[checker] == checkers:
+        target = chess.between(king, checker) | checkers
+        moves.extend(board.generate_pseudo_legal_moves(~board.kings, target))
+        ep = board.ep_square
+        if ep and not BB_SQUARES[ep] & target and ep + (-8 if us else 8) == checker:
+            moves.extend(board.generate_pseudo_legal_ep())
+    return moves
+
+
 def pick_evasions(
     board: chess.Board,
     tt_move: Optional[chess.Move],
     killers: Sequence[Optional[chess.Move]],
     history: list[int],
 ) -> Iterator[chess.Move]:
-    """pick_moves for a side in check: the same stages and orders, from one call of
-    python-chess's legal (evasion) generator instead of one per stage. Check evasions
-    are few, and python-chess redoes its check and pin analysis on every call."""
+    """pick_moves for a side in check: the same stages and orders, from one evasion
+    generation (evasion_moves) instead of one per stage. Pseudo-legal, like
+    pick_moves(pseudo=True): the caller rejects moves that leave its king attacked."""
     if tt_move is not None:
         if is_legal_hint(board, tt_move):
             yield tt_move  # before generating: it often cuts off
         else:
             tt_move = None
-    moves = list(board.generate_legal_moves())
+    moves = evasion_moves(board)
     is_capture = board.is_capture
     captures = []
     quiets = []

@@ -21,7 +21,7 @@ from engine.checks import check_masks_kernel, gives_check_kernel, threats_kernel
 from engine.evaluate import ILLEGAL_FLAG, IN_CHECK_FLAG, PROMOTION_FLAG, evaluate_kernel
 from engine.history import History
 from engine.movepick import (
-    PROMOTION_RANK, capture_moves, decode, encode, is_good_capture, pick_evasions, pick_moves,
+    PROMOTION_RANK, capture_moves, decode, encode, evasion_moves, is_good_capture, pick_evasions, pick_moves,
 )
 from engine.see import see_ge
 from engine.timeman import time_budget
@@ -525,11 +525,9 @@ class Searcher:
         in_check = packed & IN_CHECK_FLAG != 0
 
         if in_check:
-            # Step 1. In check: every evasion, no stand-pat; no evasion means mate.
+            # Step 1. In check: every evasion, no stand-pat; no legal evasion means mate (below).
             best_score = -INF
-            moves = list(board.generate_legal_moves())
-            if not moves:
-                return mated_in(ply)
+            moves = evasion_moves(board)
             stand_pat = -INF
         else:
             # Step 2. Stand pat: the side to move may decline every capture.
@@ -589,6 +587,8 @@ class Searcher:
                     if score >= beta:
                         break
                     alpha = score
+        if best_score == -INF:
+            return mated_in(ply)  # in check, and every evasion was illegal
         return best_score
 
     @staticmethod

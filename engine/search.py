@@ -60,6 +60,7 @@ for _d in range(1, 64):
 # Values for quiescence delta pruning, by python-chess piece type.
 PIECE_VALUE = (0, 100, 320, 330, 500, 900, 0)
 NULL_MOVE = chess.Move.null()
+BB_SQUARES = chess.BB_SQUARES
 
 
 class SearchAborted(Exception):
@@ -427,10 +428,14 @@ class Searcher:
         try:
             moves = (pick_evasions(board, tt_move, killers, history.butterfly) if in_check else
                      pick_moves(board, tt_move, killers, history.butterfly, capture_targets, check_masks, True))
+            them_bb = occupied_co[not us]
             for move in moves:
                 if root_moves is not None and move not in root_moves:
                     continue
-                is_quiet = not move.promotion and not board.is_capture(move)
+                # Quiet: not a promotion, nothing on the target, and not a pawn onto the en passant square.
+                to_square = move.to_square
+                is_quiet = not move.promotion and not BB_SQUARES[to_square] & them_bb and not (
+                    to_square == ep and board.pawns & BB_SQUARES[move.from_square])
                 # Step 9. Shallow-depth pruning of quiet moves (not checks) once a move has been searched.
                 if (prune_ok and is_quiet and best_score > -MATE_BOUND
                         and (futile or (depth <= 3 and not pv_node and searched >= lmp_limit))):

@@ -233,21 +233,6 @@ def threats_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, 
 
 
 @njit(
-    "boolean(uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean)",
-    cache=True,
-    nogil=True,
-)
-def in_check_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn):
-    """Is the side to move in check? (python-chess's is_check, without its Python call chain.)"""
-    own = white if turn else black
-    enemy = black if turn else white
-    king = kings & own
-    if not king:
-        return False
-    return _king_attacked(lsb(king), turn, pawns, knights, bishops, rooks, queens, enemy, white | black)
-
-
-@njit(
     "boolean(uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean, int64, int64)",
     cache=True,
     nogil=True,

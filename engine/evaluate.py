@@ -378,10 +378,16 @@ def evaluate_kernel(pawns, knights, bishops, rooks, queens, kings, black, white,
     return (score + TEMPO) * 256 + flags
 
 
-def evaluate(board: chess.Board) -> int:
-    """Static evaluation of the board in centipawns, from the side to move's view."""
+def evaluate_packed(board: chess.Board) -> int:
+    """evaluate_kernel's packed result for the board: score << 8 | flags (capture hints,
+    PROMOTION_FLAG, IN_CHECK_FLAG, ILLEGAL_FLAG)."""
     black, white = board.occupied_co
     return int(evaluate_kernel(
         board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
         black, white, board.turn,
-    )) >> 8
+    ))
+
+
+def evaluate(board: chess.Board) -> int:
+    """Static evaluation of the board in centipawns, from the side to move's view."""
+    return evaluate_packed(board) >> 8

@@ -50,16 +50,12 @@ def capture_moves(board: chess.Board, to_mask: int = chess.BB_ALL, pseudo: bool 
     targets = to_mask & (black if us else white) | (BB_SQUARES[ep] & to_mask if ep is not None else 0)
     capturers = attackers_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
                                  black, white, us, targets) if targets else 0
-    if pseudo:
-        moves = list(board.generate_pseudo_legal_captures(capturers, to_mask)) if capturers else []
-    else:
-        moves = list(board.generate_legal_captures(capturers, to_mask)) if capturers else []
+    generate_captures = board.generate_pseudo_legal_captures if pseudo else board.generate_legal_captures
+    moves = list(generate_captures(capturers, to_mask)) if capturers else []
     promoting = board.pawns & board.occupied_co[us] & PROMOTION_RANK[us]
     if promoting:
-        if pseudo:
-            moves.extend(board.generate_pseudo_legal_moves(promoting, ~board.occupied))
-        else:
-            moves.extend(board.generate_legal_moves(promoting, ~board.occupied))
+        generate = board.generate_pseudo_legal_moves if pseudo else board.generate_legal_moves
+        moves.extend(generate(promoting, ~board.occupied))
     if len(moves) > 1:
         _sort_captures(board, moves)
     return moves
@@ -103,12 +99,6 @@ def is_legal_hint(board: chess.Board, move: chess.Move) -> bool:
                                  board.kings, black, white, board.turn, move.from_square, move.to_square)
 
 
-def is_pseudo_legal_hint(board: chess.Board, move: chess.Move) -> bool:
-    """Is a move from the TT or the killer slots pseudo-legal here? (For pseudo-legal move
-    picking: the caller tests the king's safety after the push, as for every other move.)"""
-    return board.is_pseudo_legal(move)
-
-
 def is_good_capture(board: chess.Board, move: chess.Move) -> bool:
     """False for under-promotions and captures that lose material by static exchange."""
     promotion = move.promotion
@@ -144,7 +134,8 @@ def pick_moves(
     pin and check analysis on each generator call, and the legality test of moves never
     searched.
     """
-    legal_hint = is_pseudo_legal_hint if pseudo else is_legal_hint
+    # Pseudo-legal picking needs only pseudo-legal TT and killer moves: the caller tests the king's safety.
+    legal_hint = chess.Board.is_pseudo_legal if pseudo else is_legal_hint
     # Stage 1: the TT move, if it is legal here (a key collision can store anything).
     if tt_move is not None:
         if legal_hint(board, tt_move):

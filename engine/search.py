@@ -18,7 +18,7 @@ import chess
 
 from engine.board import SearchBoard
 from engine.checks import check_masks_kernel, gives_check_kernel, threats_kernel
-from engine.evaluate import ILLEGAL_FLAG, IN_CHECK_FLAG, PROMOTION_FLAG, evaluate_kernel
+from engine.evaluate import ILLEGAL_FLAG, IN_CHECK_FLAG, PROMOTION_FLAG, evaluate_kernel, evaluate_packed
 from engine.history import History
 from engine.movepick import (
     PROMOTION_RANK, capture_moves, decode, encode, evasion_moves, is_good_capture, pick_evasions, pick_moves,
@@ -255,12 +255,13 @@ class Searcher:
     def _aspiration(self, root: chess.Board, depth: int, prev: int,
                     on_info: Optional[Callable[[SearchInfo], None]]) -> int:
         """Search the root with a window around the previous score, widening on failure."""
+        packed = evaluate_packed(root)
         if depth < ASPIRATION_DEPTH or abs(prev) >= MATE_BOUND:
-            return self._negamax(root, depth, -INF, INF, 0, True, False, self._packed_eval(root))
+            return self._negamax(root, depth, -INF, INF, 0, True, False, packed)
         delta = ASPIRATION_DELTA
         alpha, beta = max(prev - delta, -INF), min(prev + delta, INF)
         while True:
-            score = self._negamax(root, depth, alpha, beta, 0, True, False, self._packed_eval(root))
+            score = self._negamax(root, depth, alpha, beta, 0, True, False, packed)
             if score <= alpha:
                 beta = (alpha + beta) // 2
                 alpha = max(score - delta, -INF)
@@ -338,7 +339,7 @@ class Searcher:
             if board.occupied.bit_count() <= 4 and board.is_insufficient_material():
                 return DRAW
             if ply >= MAX_PLY - 1:
-                return self._evaluate(board)
+                return packed >> 8
             alpha = max(alpha, mated_in(ply))
             beta = min(beta, mate_in(ply + 1))
             if alpha >= beta:
@@ -393,7 +394,7 @@ class Searcher:
                 board.push(NULL_MOVE)
                 try:
                     score = -self._negamax(board, depth - 1 - reduction, -beta, -beta + 1, ply + 1, False, False,
-                                           self._packed_eval(board))
+                                           evaluate_packed(board))
                 finally:
                     board.pop()
                     keys.pop()
@@ -412,8 +413,7 @@ class Searcher:
         alpha_orig = alpha
         best_score = -INF
         best_move: Optional[chess.Move] = None
-        legal_count = 0
-        searched = 0
+        searched = 0  # legal moves searched (pruned and illegal ones are not counted)
         quiets_tried: list[chess.Move] = []
         root_moves = self._root_moves if root else None
         prune_ok = not root and not in_check
@@ -450,7 +450,6 @@ class Searcher:
                 if child & ILLEGAL_FLAG:  # pseudo-legal, and it leaves our king attacked
                     board.pop()
                     continue
-                legal_count += 1
                 gives_check = child & IN_CHECK_FLAG != 0
                 if pv_node:
                     self.pv_table[ply + 1] = []
@@ -496,7 +495,7 @@ class Searcher:
 
         # Step 11. No legal move: mate or stalemate. (A futile node saw only some quiet
         # moves: if it saw none at all, ask whether any legal move exists.)
-        if legal_count == 0:
+        if searched == 0:
             if check_masks is not None and any(board.generate_legal_moves()):
                 return static_eval
             return mated_in(ply) if in_check else DRAW
@@ -525,7 +524,7 @@ class Searcher:
         if ply > self.seldepth:
             self.seldepth = ply
         if ply >= MAX_PLY - 1:
-            return self._evaluate(board)
+            return packed >> 8
         occupied_co = board.occupied_co  # the board's own list: push and pop update it in place
         in_check = packed & IN_CHECK_FLAG != 0
 
@@ -635,17 +634,3 @@ class Searcher:
         if flags & 16:
             mask |= board.queens
         return mask
-
-    @staticmethod
-    def _packed_eval(board: chess.Board) -> int:
-        """evaluate_kernel's packed result for the board (score, capture hints, check flags)."""
-        occupied_co = board.occupied_co
-        return evaluate_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
-                               board.kings, occupied_co[0], occupied_co[1], board.turn)
-
-    @staticmethod
-    def _evaluate(board: chess.Board) -> int:
-        """Static evaluation from the side to move's view (Numba kernel)."""
-        occupied_co = board.occupied_co
-        return evaluate_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
-                               board.kings, occupied_co[0], occupied_co[1], board.turn) >> 8

@@ -19,8 +19,7 @@ from typing import Iterator, Optional
 import chess
 
 from engine.board import SearchBoard
-from engine.checks import in_check_kernel
-from engine.evaluate import ILLEGAL_FLAG, evaluate_kernel
+from engine.evaluate import ILLEGAL_FLAG, IN_CHECK_FLAG, evaluate_packed
 from engine.movepick import pick_evasions, pick_moves
 
 Hint = tuple[Optional[chess.Move], Optional[chess.Move], Optional[chess.Move]]
@@ -31,17 +30,19 @@ _NO_HISTORY = [0] * 8192
 def perft(board: chess.Board, depth: int, hints: bool = False) -> int:
     """Number of leaf positions `depth` plies below the board."""
     recent: Optional[list[Hint]] = [_NONE] * (depth + 1) if hints else None
-    return _perft(SearchBoard.from_board(board), depth, recent, 0)
+    board = SearchBoard.from_board(board)
+    return _perft(board, depth, recent, 0, evaluate_packed(board))
 
 
-def _perft(board: chess.Board, depth: int, recent: Optional[list[Hint]], ply: int) -> int:
-    """Recursive perft; recent[p] holds the last three moves played at ply p."""
+def _perft(board: chess.Board, depth: int, recent: Optional[list[Hint]], ply: int, packed: int) -> int:
+    """Recursive perft; recent[p] holds the last three moves played at ply p; packed is the
+    evaluation kernel's result for the board, passed down as the search passes it."""
     if depth <= 0:
         return 1
     tt_move, killer1, killer2 = recent[ply - 2] if recent is not None and ply >= 2 else _NONE
     nodes = 0
-    for move in _legal_moves(board, tt_move, killer1, killer2):
-        nodes += _perft(board, depth - 1, recent, ply + 1) if depth > 1 else 1
+    for move, child in _legal_moves(board, packed, tt_move, killer1, killer2):
+        nodes += _perft(board, depth - 1, recent, ply + 1, child) if depth > 1 else 1
         board.pop()
         if recent is not None:
             last = recent[ply]
@@ -49,33 +50,30 @@ def _perft(board: chess.Board, depth: int, recent: Optional[list[Hint]], ply: in
     return nodes
 
 
-def _legal_moves(board: chess.Board, tt_move: Optional[chess.Move], killer1: Optional[chess.Move],
-                 killer2: Optional[chess.Move]) -> Iterator[chess.Move]:
+def _legal_moves(board: chess.Board, packed: int, tt_move: Optional[chess.Move], killer1: Optional[chess.Move],
+                 killer2: Optional[chess.Move]) -> Iterator[tuple[chess.Move, int]]:
     """The legal moves in the search's order, each yielded with the move already made
-    (the caller pops it): the picker's moves, pseudo-legal unless in check, filtered
-    as the search filters them."""
-    black, white = board.occupied_co
-    in_check = in_check_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
-                               board.kings, black, white, board.turn)
-    if in_check:
+    (the caller pops it) and the evaluation kernel's result for the new position: the
+    picker's moves (pick_evasions when packed says in check), filtered as the search
+    filters them."""
+    if packed & IN_CHECK_FLAG:
         moves = pick_evasions(board, tt_move, (killer1, killer2), _NO_HISTORY)
     else:
         moves = pick_moves(board, tt_move, (killer1, killer2), _NO_HISTORY, pseudo=True)
     for move in moves:
         board.push(move)
-        black, white = board.occupied_co
-        if evaluate_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
-                           board.kings, black, white, board.turn) & ILLEGAL_FLAG:
+        child = evaluate_packed(board)
+        if child & ILLEGAL_FLAG:
             board.pop()
             continue
-        yield move
+        yield move, child
 
 
 def divide(board: chess.Board, depth: int) -> list[tuple[chess.Move, int]]:
     """Perft split by root move, in the picker's order."""
     board = SearchBoard.from_board(board)
     result = []
-    for move in _legal_moves(board, None, None, None):
+    for move, _ in _legal_moves(board, evaluate_packed(board), None, None, None):
         result.append((move, perft(board, depth - 1)))
         board.pop()
     return result

@@ -180,14 +180,12 @@ def test_quiet_moves_of_a_piece_en_prise_come_first() -> None:
     assert set(quiets[:len(knight_moves)]) == knight_moves
 
 
-def test_in_check_kernel_equals_python_chess() -> None:
-    from engine.checks import in_check_kernel
+def test_in_check_flag_equals_python_chess() -> None:
+    from engine.evaluate import IN_CHECK_FLAG, evaluate_packed
 
     checks = 0
     for board in random_game_boards(games=30, seed=34):
-        black, white = board.occupied_co
-        got = in_check_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
-                              black, white, board.turn)
+        got = bool(evaluate_packed(board) & IN_CHECK_FLAG)
         assert got == board.is_check(), board.fen()
         checks += got
     assert checks > 50

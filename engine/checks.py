@@ -249,3 +249,35 @@ def into_check_kernel(pawns, knights, bishops, rooks, queens, kings, black, whit
         return False
     occ = ((white | black) & ~from_bb) | to_bb
     return _king_attacked(lsb(king), turn, pawns, knights, bishops, rooks, queens, enemy, occ)
+
+
+@njit(
+    "UniTuple(uint64, 3)(uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean)",
+    cache=True,
+    nogil=True,
+)
+def evasion_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn):
+    """(checkers, king_to, block): for the side to move, the enemy pieces giving check,
+    the squares its king can step to without being attacked (sliders see through the
+    king's old square), and, against a single checker, the squares where capturing or
+    interposing ends the check (0 in double check)."""
+    own = white if turn else black
+    enemy = black if turn else white
+    king = kings & own
+    if not king:
+        return ZERO, ZERO, ZERO
+    ksq = lsb(king)
+    occ = white | black
+    checkers = ((PAWN_ATTACKS[1 if turn else 0, ksq] & pawns) | (KNIGHT_ATTACKS[ksq] & knights)
+                | (bishop_attacks(ksq, occ) & (bishops | queens)) | (rook_attacks(ksq, occ) & (rooks | queens))) & enemy
+    without_king = occ & ~king
+    if turn:
+        attacked = black_pawn_attacks(pawns & enemy)
+    else:
+        attacked = white_pawn_attacks(pawns & enemy)
+    attacked |= _attacks_of(enemy & ~pawns, knights, bishops, rooks, queens, without_king)
+    king_to = KING_ATTACKS[ksq] & ~own & ~attacked
+    block = ZERO
+    if checkers and not checkers & (checkers - ONE):
+        block = BETWEEN[ksq, lsb(checkers)] | checkers
+    return checkers, king_to, block

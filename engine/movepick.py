@@ -13,8 +13,8 @@ from typing import Iterable, Iterator, Optional, Sequence
 
 import chess
 
-from engine.checks import attackers_kernel, into_check_kernel, threats_kernel
-from engine.see import see_ge
+from engine.checks import attackers_kernel, evasion_kernel, into_check_kernel, threats_kernel
+from engine.see import see_ge_kernel
 
 # Victim and attacker values for MVV-LVA, by python-chess piece type.
 ORDER_VALUE = (0, 100, 320, 330, 500, 900, 0)
@@ -39,8 +39,12 @@ def decode(code: int) -> chess.Move:
     return move
 
 
-def capture_moves(board: chess.Board, to_mask: int = chess.BB_ALL, pseudo: bool = False) -> list[chess.Move]:
-    """Legal captures (onto to_mask) and non-capturing promotions, by MVV-LVA (promotions by piece).
+def capture_moves(board: chess.Board, to_mask: int = chess.BB_ALL,
+                  pseudo: bool = False) -> list[tuple[chess.Move, int, int]]:
+    """Legal captures (onto to_mask) and non-capturing promotions, by MVV-LVA (promotions by
+    piece), as (move, attacker, victim) with python-chess piece types: the victim of en passant
+    and of a non-capturing promotion is a pawn. The types spare the callers' goodness and
+    delta tests looking the pieces up again.
 
     pseudo: pseudo-legal ones instead (the caller rejects moves that leave its king attacked).
     """
@@ -56,20 +60,24 @@ def capture_moves(board: chess.Board, to_mask: int = chess.BB_ALL, pseudo: bool 
     if promoting:
         generate = board.generate_pseudo_legal_moves if pseudo else board.generate_legal_moves
         moves.extend(generate(promoting, ~board.occupied))
-    if len(moves) > 1:
-        _sort_captures(board, moves)
-    return moves
+    return typed_captures(board, moves)
 
 
-def _sort_captures(board: chess.Board, moves: list[chess.Move]) -> None:
-    """Order captures and promotions in place by MVV-LVA (promotions by the new piece)."""
+def typed_captures(board: chess.Board, moves: list[chess.Move]) -> list[tuple[chess.Move, int, int]]:
+    """(move, attacker, victim) for captures and promotions, by MVV-LVA (promotions by the new piece)."""
     piece_type_at = board.piece_type_at
-    moves.sort(
-        key=lambda m: ORDER_VALUE[piece_type_at(m.to_square) or 1] * 8
-        - ORDER_VALUE[piece_type_at(m.from_square) or 0] // 100
-        + (ORDER_VALUE[m.promotion] * 8 if m.promotion else 0),
-        reverse=True,
-    )
+    records = [(move, piece_type_at(move.from_square), piece_type_at(move.to_square) or 1) for move in moves]
+    if len(records) > 1:
+        records.sort(key=_capture_key, reverse=True)
+    return records
+
+
+def _capture_key(record: tuple[chess.Move, int, int]) -> int:
+    """MVV-LVA sort key of a capture record; a promotion adds its new piece as a second victim."""
+    move, attacker, victim = record
+    promotion = move.promotion
+    return (ORDER_VALUE[victim] * 8 - ORDER_VALUE[attacker] // 100
+            + (ORDER_VALUE[promotion] * 8 if promotion else 0))
 
 
 def _sort_quiets(board: chess.Board, quiets: list[chess.Move], history: list[int]) -> None:
@@ -99,16 +107,17 @@ def is_legal_hint(board: chess.Board, move: chess.Move) -> bool:
                                  board.kings, black, white, board.turn, move.from_square, move.to_square)
 
 
-def is_good_capture(board: chess.Board, move: chess.Move) -> bool:
-    """False for under-promotions and captures that lose material by static exchange."""
+def is_good_capture(board: chess.Board, move: chess.Move, attacker: int, victim: int) -> bool:
+    """False for under-promotions and captures that lose material by static exchange
+    (attacker and victim: piece types, as capture_moves gives them)."""
     promotion = move.promotion
     if promotion:
         return promotion == chess.QUEEN
-    victim = board.piece_type_at(move.to_square) or chess.PAWN  # empty target: en passant
-    attacker = board.piece_type_at(move.from_square)
-    if ORDER_VALUE[attacker or 0] <= ORDER_VALUE[victim] or attacker == chess.KING:
+    if ORDER_VALUE[attacker] <= ORDER_VALUE[victim] or attacker == chess.KING:
         return True
-    return see_ge(board, move, 0)
+    black, white = board.occupied_co
+    return see_ge_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
+                         black, white, move.from_square, move.to_square, attacker, victim, 0)
 
 
 def pick_moves(
@@ -145,10 +154,10 @@ def pick_moves(
 
     # Stage 2: good captures and queen promotions; keep the losing ones for the last stage.
     bad = []
-    for move in capture_moves(board, capture_targets, pseudo) if capture_targets else ():
+    for move, attacker, victim in capture_moves(board, capture_targets, pseudo) if capture_targets else ():
         if move == tt_move:
             continue
-        if is_good_capture(board, move):
+        if is_good_capture(board, move, attacker, victim):
             yield move
         else:
             bad.append(move)
@@ -183,9 +192,12 @@ def pick_moves(
             generated.extend(generate(movers & discoverers, targets))
     ep = board.ep_square
     seen = [m for m in (tt_move, killer1, killer2) if m is not None]
+    seen_to = 0  # the target squares of the moves already yielded: a cheap test before comparing moves
+    for move in seen:
+        seen_to |= BB_SQUARES[move.to_square]
     quiets = []
     for move in generated:
-        if seen and move in seen:
+        if BB_SQUARES[move.to_square] & seen_to and move in seen:
             continue
         if move.to_square == ep and board.is_en_passant(move):
             continue  # an en passant capture: yielded with the captures
@@ -200,23 +212,19 @@ def pick_moves(
 
 def evasion_moves(board: chess.Board) -> list[chess.Move]:
     """Pseudo-legal check evasions, in the order of python-chess's legal move generator
-    in check, without its pin analysis and per-move safety test (the search tests each
-    move after the push): king steps off the checking lines, then, against a single
-    checker, captures of it and interpositions, and an en passant capture of a checking pawn."""
+    in check, without its pin analysis (the search tests each move after the push):
+    king steps to squares the enemy does not attack, then, against a single checker,
+    captures of it and interpositions, and an en passant capture of a checking pawn."""
     us = board.turn
-    own = board.occupied_co[us]
-    king = chess.msb(board.kings & own)
-    checkers = board.attackers_mask(not us, king)
-    attacked = 0
-    for checker in chess.scan_reversed(checkers & (board.bishops | board.rooks | board.queens)):
-        attacked |= chess.ray(king, checker) & ~BB_SQUARES[checker]
-    moves = [chess.Move(king, to) for to in chess.scan_reversed(chess.BB_KING_ATTACKS[king] & ~own & ~attacked)]
-    checker = chess.msb(checkers)
-    if BB_SQUARES[checker] == checkers:
-        target = chess.between(king, checker) | checkers
-        moves.extend(board.generate_pseudo_legal_moves(~board.kings, target))
+    black, white = board.occupied_co
+    checkers, king_to, block = evasion_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
+                                              board.kings, black, white, us)
+    king = chess.msb(board.kings & (white if us else black))
+    moves = [decode(king | to << 6) for to in chess.scan_reversed(king_to)]
+    if block:
+        moves.extend(board.generate_pseudo_legal_moves(~board.kings, block))
         ep = board.ep_square
-        if ep and not BB_SQUARES[ep] & target and ep + (-8 if us else 8) == checker:
+        if ep and not BB_SQUARES[ep] & block and ep + (-8 if us else 8) == chess.msb(checkers):
             moves.extend(board.generate_pseudo_legal_ep())
     return moves
 
@@ -247,10 +255,8 @@ def pick_evasions(
         else:
             quiets.append(move)
     bad = []
-    if len(captures) > 1:
-        _sort_captures(board, captures)
-    for move in captures:
-        if is_good_capture(board, move):
+    for move, attacker, victim in typed_captures(board, captures):
+        if is_good_capture(board, move, attacker, victim):
             yield move
         else:
             bad.append(move)

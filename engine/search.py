@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import threading
 import time
-from itertools import chain
+from itertools import chain, repeat
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Optional
 
@@ -23,7 +23,7 @@ from engine.history import History
 from engine.movepick import (
     PROMOTION_RANK, capture_moves, decode, encode, evasion_moves, is_good_capture, pick_evasions, pick_moves,
 )
-from engine.see import see_ge
+from engine.see import see_ge_kernel
 from engine.timeman import time_budget
 from engine.tt import TranspositionTable
 from engine.types import (
@@ -61,6 +61,7 @@ for _d in range(1, 64):
 PIECE_VALUE = (0, 100, 320, 330, 500, 900, 0)
 NULL_MOVE = chess.Move.null()
 BB_SQUARES = chess.BB_SQUARES
+NO_TYPES = repeat(0)  # the attacker and victim of a move that is not a capture record
 
 
 class SearchAborted(Exception):
@@ -439,6 +440,14 @@ class Searcher:
                 # Step 9. Shallow-depth pruning of quiet moves (not checks) once a move has been searched.
                 if (prune_ok and is_quiet and best_score > -MATE_BOUND
                         and (futile or (depth <= 3 and not pv_node and searched >= lmp_limit))):
+                    if check_masks is None:  # late move pruning has begun: most quiets will go
+                        check_masks = check_masks_kernel(board.pawns, board.knights, board.bishops, board.rooks,
+                                                         board.queens, board.kings, occupied_co[0], occupied_co[1], us)
+                    # Only a move of a discoverer, or onto a checking square, may check: test those.
+                    check_to, discoverers, reachers = check_masks
+                    from_bb = BB_SQUARES[move.from_square]
+                    if not from_bb & discoverers and not (BB_SQUARES[to_square] & check_to and from_bb & reachers):
+                        continue
                     piece = board.piece_type_at(move.from_square)
                     if piece == chess.KING or not gives_check_kernel(
                             board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
@@ -496,7 +505,7 @@ class Searcher:
         # Step 11. No legal move: mate or stalemate. (A futile node saw only some quiet
         # moves: if it saw none at all, ask whether any legal move exists.)
         if searched == 0:
-            if check_masks is not None and any(board.generate_legal_moves()):
+            if futile and any(board.generate_legal_moves()):
                 return static_eval
             return mated_in(ply) if in_check else DRAW
 
@@ -531,7 +540,7 @@ class Searcher:
         if in_check:
             # Step 1. In check: every evasion, no stand-pat; no legal evasion means mate (below).
             best_score = -INF
-            moves = evasion_moves(board)
+            moves = zip(evasion_moves(board), NO_TYPES, NO_TYPES)
             stand_pat = -INF
         else:
             # Step 2. Stand pat: the side to move may decline every capture.
@@ -563,19 +572,16 @@ class Searcher:
                     return best_score
                 moves = capture_moves(board, mask & occupied_co[not board.turn], True) if mask else []
 
-        piece_type_at = board.piece_type_at
-        captures = len(moves)
-        # Quiet checks come last, generated only if no capture cuts off (chain is lazy).
-        quiet_checks = self._quiet_checks(board) if checks and not in_check else ()
-        for index, move in enumerate(chain(moves, quiet_checks)):
-            if index < captures and not in_check:
+        # Quiet checks come last, generated only if no capture cuts off (chain is lazy); their
+        # attacker 0 tells them from the captures.
+        quiet_checks = zip(self._quiet_checks(board), NO_TYPES, NO_TYPES) if checks and not in_check else ()
+        for move, attacker, victim in chain(moves, quiet_checks):
+            if attacker:
                 # Step 4. Delta pruning against the raised alpha.
-                if not move.promotion:
-                    victim = piece_type_at(move.to_square) or chess.PAWN
-                    if stand_pat + PIECE_VALUE[victim] + DELTA_MARGIN <= alpha:
-                        continue
+                if not move.promotion and stand_pat + PIECE_VALUE[victim] + DELTA_MARGIN <= alpha:
+                    continue
                 # Step 5. Skip captures that lose material, and under-promotions.
-                if not is_good_capture(board, move):
+                if not is_good_capture(board, move, attacker, victim):
                     continue
             board.push(move)
             child = evaluate_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
@@ -611,12 +617,16 @@ class Searcher:
             candidates.extend(board.generate_pseudo_legal_moves(movers & discoverers, empty))
         ep = board.ep_square
         for move in candidates:
-            piece = piece_type_at(move.from_square)
-            if move.to_square == ep and piece == chess.PAWN:
+            from_square = move.from_square
+            to_square = move.to_square
+            piece = piece_type_at(from_square)
+            if to_square == ep and piece == chess.PAWN:
                 continue  # en passant: a capture
             if gives_check_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
-                                  board.kings, occupied_co[0], occupied_co[1], us, move.from_square,
-                                  move.to_square, piece, 0) and see_ge(board, move, 0):
+                                  board.kings, occupied_co[0], occupied_co[1], us, from_square, to_square, piece, 0
+                                  ) and see_ge_kernel(board.pawns, board.knights, board.bishops, board.rooks,
+                                                      board.queens, board.kings, occupied_co[0], occupied_co[1],
+                                                      from_square, to_square, piece, 0, 0):
                 yield move
 
     @staticmethod

@@ -251,21 +251,29 @@ def into_check_kernel(pawns, knights, bishops, rooks, queens, kings, black, whit
     return _king_attacked(lsb(king), turn, pawns, knights, bishops, rooks, queens, enemy, occ)
 
 
+RANK_4 = np.uint64(0x00000000FF000000)
+RANK_5 = np.uint64(0x000000FF00000000)
+EIGHT = np.uint64(8)
+SIXTEEN = np.uint64(16)
+
+
 @njit(
-    "UniTuple(uint64, 3)(uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean)",
+    "UniTuple(uint64, 4)(uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean)",
     cache=True,
     nogil=True,
 )
 def evasion_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn):
-    """(checkers, king_to, block): for the side to move, the enemy pieces giving check,
-    the squares its king can step to without being attacked (sliders see through the
-    king's old square), and, against a single checker, the squares where capturing or
-    interposing ends the check (0 in double check)."""
+    """(checkers, king_to, block, blockers): for the side to move, the enemy pieces giving
+    check, the squares its king can step to without being attacked (sliders see through
+    the king's old square), and, against a single checker, the squares where capturing or
+    interposing ends the check and the non-king pieces that might get there (a superset:
+    pawns one or two steps behind a block square or attacking one, which covers en passant
+    onto it, and pieces attacking one); the last two are 0 in double check."""
     own = white if turn else black
     enemy = black if turn else white
     king = kings & own
     if not king:
-        return ZERO, ZERO, ZERO
+        return ZERO, ZERO, ZERO, ZERO
     ksq = lsb(king)
     occ = white | black
     checkers = ((PAWN_ATTACKS[1 if turn else 0, ksq] & pawns) | (KNIGHT_ATTACKS[ksq] & knights)
@@ -278,6 +286,15 @@ def evasion_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, 
     attacked |= _attacks_of(enemy & ~pawns, knights, bishops, rooks, queens, without_king)
     king_to = KING_ATTACKS[ksq] & ~own & ~attacked
     block = ZERO
+    blockers = ZERO
     if checkers and not checkers & (checkers - ONE):
         block = BETWEEN[ksq, lsb(checkers)] | checkers
-    return checkers, king_to, block
+        if turn:
+            pushers = (block >> EIGHT) | ((block & RANK_4) >> SIXTEEN)
+            takers = black_pawn_attacks(block)  # a white pawn attacks b iff a black one on b attacks it
+        else:
+            pushers = (block << EIGHT) | ((block & RANK_5) << SIXTEEN)
+            takers = white_pawn_attacks(block)
+        blockers = (pawns & own & (pushers | takers)) | _reaching(own & ~pawns & ~kings, block, knights, bishops,
+                                                                 rooks, queens, occ)
+    return checkers, king_to, block, blockers

@@ -217,12 +217,13 @@ def evasion_moves(board: chess.Board) -> list[chess.Move]:
     captures of it and interpositions, and an en passant capture of a checking pawn."""
     us = board.turn
     black, white = board.occupied_co
-    checkers, king_to, block = evasion_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
-                                              board.kings, black, white, us)
+    checkers, king_to, block, blockers = evasion_kernel(board.pawns, board.knights, board.bishops, board.rooks,
+                                                        board.queens, board.kings, black, white, us)
     king = chess.msb(board.kings & (white if us else black))
     moves = [decode(king | to << 6) for to in chess.scan_reversed(king_to)]
     if block:
-        moves.extend(board.generate_pseudo_legal_moves(~board.kings, block))
+        if blockers:
+            moves.extend(board.generate_pseudo_legal_moves(blockers, block))
         ep = board.ep_square
         if ep and not BB_SQUARES[ep] & block and ep + (-8 if us else 8) == chess.msb(checkers):
             moves.extend(board.generate_pseudo_legal_ep())

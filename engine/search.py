@@ -60,6 +60,7 @@ for _d in range(1, 64):
 # Values for quiescence delta pruning, by python-chess piece type.
 PIECE_VALUE = (0, 100, 320, 330, 500, 900, 0)
 NULL_MOVE = chess.Move.null()
+EXACT, LOWER, UPPER = int(Bound.EXACT), int(Bound.LOWER), int(Bound.UPPER)  # plain ints: no enum lookups
 BB_SQUARES = chess.BB_SQUARES
 NO_TYPES = repeat(0)  # the attacker and victim of a move that is not a capture record
 
@@ -341,8 +342,10 @@ class Searcher:
                 return DRAW
             if ply >= MAX_PLY - 1:
                 return packed >> 8
-            alpha = max(alpha, mated_in(ply))
-            beta = min(beta, mate_in(ply + 1))
+            if alpha < ply - MATE:  # mated_in(ply): no line here can be worse
+                alpha = ply - MATE
+            if beta > MATE - ply - 1:  # mate_in(ply + 1): nor better
+                beta = MATE - ply - 1
             if alpha >= beta:
                 return alpha
 
@@ -353,14 +356,12 @@ class Searcher:
             code = entry & 0xFFFF
             if code:
                 tt_move = decode(code)
-            tt_score = value_from_tt(((entry >> 16) & 0xFFFF) - 32768, ply)
-            tt_bound = (entry >> 56) & 3
-            if not pv_node and (entry >> 48) & 255 >= depth and (
-                tt_bound == Bound.EXACT
-                or (tt_bound == Bound.LOWER and tt_score >= beta)
-                or (tt_bound == Bound.UPPER and tt_score <= alpha)
-            ):
-                return tt_score
+            if not pv_node and (entry >> 48) & 255 >= depth:
+                tt_score = value_from_tt(((entry >> 16) & 0xFFFF) - 32768, ply)
+                tt_bound = (entry >> 56) & 3
+                if (tt_bound == EXACT or (tt_bound == LOWER and tt_score >= beta)
+                        or (tt_bound == UPPER and tt_score <= alpha)):
+                    return tt_score
 
         # Step 4. Static evaluation, for the pruning decisions below, and capture hints.
         capture_targets = chess.BB_ALL
@@ -511,11 +512,11 @@ class Searcher:
 
         # Step 12. Remember the result.
         if best_score >= beta:
-            bound = Bound.LOWER
+            bound = LOWER
         elif best_move is not None and best_score > alpha_orig:
-            bound = Bound.EXACT
+            bound = EXACT
         else:
-            bound = Bound.UPPER
+            bound = UPPER
         self.tt.store(key, encode(best_move) if best_move is not None else 0, value_to_tt(best_score, ply),
                       static_eval if -MATE_BOUND < static_eval < MATE_BOUND else 0, depth, bound)
         return best_score

@@ -66,7 +66,8 @@ def capture_moves(board: chess.Board, to_mask: int = chess.BB_ALL,
 def typed_captures(board: chess.Board, moves: list[chess.Move]) -> list[tuple[chess.Move, int, int]]:
     """(move, attacker, victim) for captures and promotions, by MVV-LVA (promotions by the new piece)."""
     piece_type_at = board.piece_type_at
-    records = [(move, piece_type_at(move.from_square), piece_type_at(move.to_square) or 1) for move in moves]
+    records = [(move, piece_type_at(move.from_square), piece_type_at(move.to_square) or chess.PAWN)
+               for move in moves]
     if len(records) > 1:
         records.sort(key=_capture_key, reverse=True)
     return records

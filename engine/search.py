@@ -62,6 +62,7 @@ PIECE_VALUE = (0, 100, 320, 330, 500, 900, 0)
 NULL_MOVE = chess.Move.null()
 EXACT, LOWER, UPPER = int(Bound.EXACT), int(Bound.LOWER), int(Bound.UPPER)  # plain ints: no enum lookups
 BB_SQUARES = chess.BB_SQUARES
+SEVENTH_RANK = (chess.BB_RANK_2, chess.BB_RANK_7)  # by colour: the rank before promotion
 NO_TYPES = repeat(0)  # the attacker and victim of a move that is not a capture record
 
 
@@ -463,7 +464,10 @@ class Searcher:
                 gives_check = child & IN_CHECK_FLAG != 0
                 if pv_node:
                     self.pv_table[ply + 1] = []
-                new_depth = depth - 1 + (1 if gives_check else 0)  # check extension
+                # Extensions: a check, and a pawn stepping onto its seventh rank (it stands on to_square now).
+                to_bb = BB_SQUARES[to_square]
+                extend = gives_check or (to_bb & SEVENTH_RANK[us] and board.pawns & to_bb)
+                new_depth = depth - 1 + (1 if extend else 0)
                 if searched == 0:
                     score = -self._negamax(board, new_depth, -beta, -alpha, ply + 1, pv_node, True, child)
                 else:

@@ -20,6 +20,8 @@ FULL = np.uint64(0xFFFFFFFFFFFFFFFF)
 FILE_A = np.uint64(0x0101010101010101)
 FILE_H = np.uint64(0x8080808080808080)
 RANK_1 = np.uint64(0xFF)
+RANK_4 = np.uint64(0x00000000FF000000)
+RANK_5 = np.uint64(0x000000FF00000000)
 RANK_8 = np.uint64(0xFF00000000000000)
 
 if config.DISABLE_JIT:  # pragma: no cover - exercised by the interpreter-mode test

@@ -8,8 +8,8 @@ import numpy as np
 from numba import njit
 
 from engine.bits import (
-    KING_ATTACKS, KNIGHT_ATTACKS, ONE, PAWN_ATTACKS, U64, ZERO, bishop_attacks, black_pawn_attacks, lsb, popcount,
-    rook_attacks, white_pawn_attacks,
+    KING_ATTACKS, KNIGHT_ATTACKS, ONE, PAWN_ATTACKS, RANK_4, RANK_5, U64, ZERO, bishop_attacks, black_pawn_attacks,
+    lsb, popcount, rook_attacks, white_pawn_attacks,
 )
 
 
@@ -251,12 +251,6 @@ def into_check_kernel(pawns, knights, bishops, rooks, queens, kings, black, whit
     return _king_attacked(lsb(king), turn, pawns, knights, bishops, rooks, queens, enemy, occ)
 
 
-RANK_4 = np.uint64(0x00000000FF000000)
-RANK_5 = np.uint64(0x000000FF00000000)
-EIGHT = np.uint64(8)
-SIXTEEN = np.uint64(16)
-
-
 @njit(
     "UniTuple(uint64, 4)(uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean)",
     cache=True,
@@ -290,10 +284,10 @@ def evasion_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, 
     if checkers and not checkers & (checkers - ONE):
         block = BETWEEN[ksq, lsb(checkers)] | checkers
         if turn:
-            pushers = (block >> EIGHT) | ((block & RANK_4) >> SIXTEEN)
+            pushers = (block >> U64(8)) | ((block & RANK_4) >> U64(16))
             takers = black_pawn_attacks(block)  # a white pawn attacks b iff a black one on b attacks it
         else:
-            pushers = (block << EIGHT) | ((block & RANK_5) << SIXTEEN)
+            pushers = (block << U64(8)) | ((block & RANK_5) << U64(16))
             takers = white_pawn_attacks(block)
         blockers = (pawns & own & (pushers | takers)) | _reaching(own & ~pawns & ~kings, block, knights, bishops,
                                                                  rooks, queens, occ)

@@ -222,9 +222,9 @@ def evasion_moves(board: chess.Board) -> list[chess.Move]:
                                                         board.queens, board.kings, black, white, us)
     king = chess.msb(board.kings & (white if us else black))
     moves = [decode(king | to << 6) for to in chess.scan_reversed(king_to)]
+    if blockers:  # never without a block mask
+        moves.extend(board.generate_pseudo_legal_moves(blockers, block))
     if block:
-        if blockers:
-            moves.extend(board.generate_pseudo_legal_moves(blockers, block))
         ep = board.ep_square
         if ep and not BB_SQUARES[ep] & block and ep + (-8 if us else 8) == chess.msb(checkers):
             moves.extend(board.generate_pseudo_legal_ep())

@@ -62,7 +62,6 @@ PIECE_VALUE = (0, 100, 320, 330, 500, 900, 0)
 NULL_MOVE = chess.Move.null()
 EXACT, LOWER, UPPER = int(Bound.EXACT), int(Bound.LOWER), int(Bound.UPPER)  # plain ints: no enum lookups
 BB_SQUARES = chess.BB_SQUARES
-SEVENTH_RANK = (chess.BB_RANK_2, chess.BB_RANK_7)  # by colour: the rank before promotion
 NO_TYPES = repeat(0)  # the attacker and victim of a move that is not a capture record
 
 
@@ -447,13 +446,14 @@ class Searcher:
                                                          board.queens, board.kings, occupied_co[0], occupied_co[1], us)
                     # Only a move of a discoverer, or onto a checking square, may check: test those.
                     check_to, discoverers, reachers = check_masks
-                    from_bb = BB_SQUARES[move.from_square]
+                    from_square = move.from_square
+                    from_bb = BB_SQUARES[from_square]
                     if not from_bb & discoverers and not (BB_SQUARES[to_square] & check_to and from_bb & reachers):
                         continue
-                    piece = board.piece_type_at(move.from_square)
+                    piece = board.piece_type_at(from_square)
                     if piece == chess.KING or not gives_check_kernel(
                             board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
-                            occupied_co[0], occupied_co[1], us, move.from_square, move.to_square, piece, 0):
+                            occupied_co[0], occupied_co[1], us, from_square, to_square, piece, 0):
                         continue
                 board.push(move)
                 child = evaluate_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
@@ -466,7 +466,7 @@ class Searcher:
                     self.pv_table[ply + 1] = []
                 # Extensions: a check, and a pawn stepping onto its seventh rank (it stands on to_square now).
                 to_bb = BB_SQUARES[to_square]
-                extend = gives_check or (to_bb & SEVENTH_RANK[us] and board.pawns & to_bb)
+                extend = gives_check or (to_bb & PROMOTION_RANK[us] and board.pawns & to_bb)
                 new_depth = depth - 1 + (1 if extend else 0)
                 if searched == 0:
                     score = -self._negamax(board, new_depth, -beta, -alpha, ply + 1, pv_node, True, child)

@@ -1,10 +1,10 @@
 """Garfish's engine: search, evaluation, transposition table. Knows nothing of UCI.
 
     >>> import chess
-    >>> from engine import Searcher, Limits
+    >>> from garfish.engine import Searcher, Limits
     >>> result = Searcher().search(chess.Board(), Limits(depth=4))
 
-Names are imported lazily, so `import engine` alone does not load Numba.
+Names are imported lazily, so `import garfish.engine` alone does not load Numba.
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from typing import Any, Mapping, Optional
 __all__ = ["Searcher", "SearchResult", "SearchInfo", "Limits", "evaluate", "run_bench"]
 
 _LOCATIONS = {
-    "Searcher": "engine.search",
-    "SearchResult": "engine.search",
-    "SearchInfo": "engine.search",
-    "Limits": "engine.types",
-    "evaluate": "engine.evaluate",
-    "run_bench": "engine.bench",
+    "Searcher": "garfish.engine.search",
+    "SearchResult": "garfish.engine.search",
+    "SearchInfo": "garfish.engine.search",
+    "Limits": "garfish.engine.types",
+    "evaluate": "garfish.engine.evaluate",
+    "run_bench": "garfish.engine.bench",
 }
 
 

@@ -8,8 +8,8 @@ from typing import Callable, Optional
 
 import chess
 
-from engine.search import Searcher
-from engine.types import Limits
+from garfish.engine.search import Searcher
+from garfish.engine.types import Limits
 
 BENCH_DEPTH = 6
 BENCH_HASH_MB = 16

@@ -15,7 +15,7 @@ import chess
 import numpy as np
 from numba import njit
 
-from engine.bits import (
+from garfish.engine.bits import (
     FILE_A, FILE_H, KING_ATTACKS, KNIGHT_ATTACKS, ONE, U64, ZERO,
     bishop_attacks, black_pawn_attacks, lsb, popcount, rook_attacks, white_pawn_attacks,
 )

@@ -6,7 +6,7 @@ from typing import Optional
 
 import chess
 
-from engine.types import MAX_PLY
+from garfish.engine.types import MAX_PLY
 
 HISTORY_MAX = 16384  # history scores stay within +-HISTORY_MAX ("gravity" update)
 HISTORY_BONUS_CAP = 1200

@@ -13,8 +13,8 @@ from typing import Iterable, Iterator, Optional, Sequence
 
 import chess
 
-from engine.checks import attackers_kernel, evasion_kernel, into_check_kernel, threats_kernel
-from engine.see import see_ge_kernel
+from garfish.engine.checks import attackers_kernel, evasion_kernel, into_check_kernel, threats_kernel
+from garfish.engine.see import see_ge_kernel
 
 # Victim and attacker values for MVV-LVA, by python-chess piece type.
 ORDER_VALUE = (0, 100, 320, 330, 500, 900, 0)
@@ -135,7 +135,7 @@ def pick_moves(
     capture_targets: a superset of the squares the side to move can capture on
     (from the evaluation's attack maps; 0 when it has no capture, promotion or
     en passant), so that stage 2 generates less.
-    check_masks: (targets, discoverers, movers) from engine.checks.check_masks_kernel: the
+    check_masks: (targets, discoverers, movers) from garfish.engine.checks.check_masks_kernel: the
     caller will prune every quiet move that does not give check, so stage 4 only
     generates moves that might (the caller still confirms each one).
     pseudo: yield every pseudo-legal move instead (never with the side to move in

@@ -16,20 +16,20 @@ from typing import Callable, Iterator, Optional
 
 import chess
 
-from engine.board import SearchBoard
-from engine.checks import check_masks_kernel, gives_check_kernel, threats_kernel
-from engine.evaluate import ILLEGAL_FLAG, IN_CHECK_FLAG, PROMOTION_FLAG, evaluate_kernel, evaluate_packed
-from engine.history import History
-from engine.movepick import (
+from garfish.engine.board import SearchBoard
+from garfish.engine.checks import check_masks_kernel, gives_check_kernel, threats_kernel
+from garfish.engine.evaluate import ILLEGAL_FLAG, IN_CHECK_FLAG, PROMOTION_FLAG, evaluate_kernel, evaluate_packed
+from garfish.engine.history import History
+from garfish.engine.movepick import (
     PROMOTION_RANK, capture_moves, decode, encode, evasion_moves, is_good_capture, pick_evasions, pick_moves,
 )
-from engine.see import see_ge_kernel
-from engine.timeman import time_budget
-from engine.tt import TranspositionTable
-from engine.types import (
+from garfish.engine.see import see_ge_kernel
+from garfish.engine.timeman import time_budget
+from garfish.engine.tt import TranspositionTable
+from garfish.engine.types import (
     DRAW, INF, MATE, MATE_BOUND, MAX_PLY, Bound, Limits, mate_in, mated_in, value_from_tt, value_to_tt,
 )
-from engine.zobrist import zobrist, zobrist_kernel
+from garfish.engine.zobrist import zobrist, zobrist_kernel
 
 POLL_INTERVAL = 256        # nodes between checks of the clock and the stop flag ...
 FAST_POLL_INTERVAL = 32    # ... or this many when the time budget is tiny

@@ -6,7 +6,7 @@ import chess
 import numpy as np
 from numba import njit
 
-from engine.bits import KING_ATTACKS, KNIGHT_ATTACKS, ONE, PAWN_ATTACKS, U64, bishop_attacks, lsb, rook_attacks
+from garfish.engine.bits import KING_ATTACKS, KNIGHT_ATTACKS, ONE, PAWN_ATTACKS, U64, bishop_attacks, lsb, rook_attacks
 
 # Piece values for exchanges, indexed by python-chess piece type (0 = none).
 SEE_VALUE = np.array([0, 100, 320, 330, 500, 900, 20000], dtype=np.int64)

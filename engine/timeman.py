@@ -6,7 +6,7 @@ from typing import Optional
 
 import chess
 
-from engine.types import Limits
+from garfish.engine.types import Limits
 
 MOVE_HORIZON = 35          # moves assumed left when the clock has no moves-to-go
 INCREMENT_SHARE = 0.8      # part of the increment spent on this move

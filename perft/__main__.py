@@ -1,7 +1,7 @@
-"""`python -m perft`: the same as `garfish perft`."""
+"""`python -m garfish.perft`: the same as `garfish perft`."""
 
 import sys
 
-from perft.cli import main
+from garfish.perft.cli import main
 
 sys.exit(main())

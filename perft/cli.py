@@ -10,8 +10,8 @@ from typing import Optional
 
 import chess
 
-from perft.core import divide, perft
-from perft.suites import data_dir, read_suite, suite_files
+from garfish.perft.core import divide, perft
+from garfish.perft.suites import data_dir, read_suite, suite_files
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -88,7 +88,7 @@ def run_suites(files: list[Path], max_depth: int, max_nodes: int, limit: int) ->
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    """Entry point of `garfish perft` and `python -m perft`."""
+    """Entry point of `garfish perft` and `python -m garfish.perft`."""
     args = build_parser().parse_args(argv)
     if args.suite is not None:
         files = [Path(name) for name in args.suite]

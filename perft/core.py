@@ -18,9 +18,9 @@ from typing import Iterator, Optional
 
 import chess
 
-from engine.board import SearchBoard
-from engine.evaluate import ILLEGAL_FLAG, IN_CHECK_FLAG, evaluate_packed
-from engine.movepick import pick_evasions, pick_moves
+from garfish.engine.board import SearchBoard
+from garfish.engine.evaluate import ILLEGAL_FLAG, IN_CHECK_FLAG, evaluate_packed
+from garfish.engine.movepick import pick_evasions, pick_moves
 
 Hint = tuple[Optional[chess.Move], Optional[chess.Move], Optional[chess.Move]]
 _NONE: Hint = (None, None, None)

@@ -7,12 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from garfish.perft.suites import data_dir
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
-from perft.suites import data_dir  # noqa: E402
-
-ENGINE_CMD = [sys.executable, "-m", "uci"]
+ENGINE_CMD = [sys.executable, "-m", "garfish.uci"]
 
 
 @pytest.fixture(scope="session")

@@ -6,8 +6,8 @@ import random
 
 import chess
 
-from engine.board import SearchBoard
-from tests.positions import random_game_boards
+from garfish.engine.board import SearchBoard
+from positions import random_game_boards
 
 
 def state(board: chess.Board) -> tuple:

@@ -35,8 +35,8 @@ def scripted(*args: str) -> str:
 
 
 def run_epd(*args: str) -> subprocess.CompletedProcess:
-    """Run `python -m uci epd ...` and capture its output."""
-    return subprocess.run([sys.executable, "-m", "uci", "epd", *args], cwd=str(ROOT), capture_output=True,
+    """Run `python -m garfish.uci epd ...` and capture its output."""
+    return subprocess.run([sys.executable, "-m", "garfish.uci", "epd", *args], cwd=str(ROOT), capture_output=True,
                           text=True, timeout=CLI_TIMEOUT)
 
 

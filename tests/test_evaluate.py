@@ -9,9 +9,9 @@ import sys
 
 import chess
 
-from engine.evaluate import evaluate
-from tests.conftest import ROOT
-from tests.positions import random_game_boards
+from garfish.engine.evaluate import evaluate
+from conftest import ROOT
+from positions import random_game_boards
 
 
 def white_score(board: chess.Board) -> int:
@@ -63,7 +63,7 @@ def test_compiled_and_interpreted_kernels_agree() -> None:
 def test_numba_cache_goes_somewhere_writable_when_the_package_is_read_only(tmp_path, monkeypatch) -> None:
     from pathlib import Path
 
-    import engine
+    import garfish.engine as engine
 
     package = tmp_path / "site-packages" / "engine"
     package.mkdir(parents=True)

@@ -18,7 +18,7 @@ import chess.pgn
 import pytest
 
 from conftest import ROOT
-from uci import match
+from garfish.uci import match
 
 SCRIPTED = Path(__file__).resolve().parent / "scripted_engine.py"
 CLI_TIMEOUT = 120
@@ -35,8 +35,8 @@ def scripted(*args: str) -> str:
 
 
 def run_match(*args: str) -> subprocess.CompletedProcess:
-    """Run `python -m uci match ...` and capture its output."""
-    return subprocess.run([sys.executable, "-m", "uci", "match", *args], cwd=str(ROOT), capture_output=True,
+    """Run `python -m garfish.uci match ...` and capture its output."""
+    return subprocess.run([sys.executable, "-m", "garfish.uci", "match", *args], cwd=str(ROOT), capture_output=True,
                           text=True, timeout=CLI_TIMEOUT)
 
 
@@ -329,4 +329,4 @@ def test_parse_engine_options() -> None:
     assert spec.name == "E"
     assert spec.options == {"Hash": "64", "Move Overhead": "10"}
     default: Optional[list[str]] = match.parse_engine(["name=G"], 2).argv
-    assert default == [sys.executable, "-m", "uci"]
+    assert default == [sys.executable, "-m", "garfish.uci"]

@@ -7,12 +7,12 @@ import random
 import chess
 import pytest
 
-from engine.checks import gives_check
-from engine.movepick import capture_moves, decode, encode, pick_moves
-from engine.see import see_ge
-from perft.core import divide, perft
-from perft.suites import read_suite, suite_files
-from tests.positions import random_game_boards
+from garfish.engine.checks import gives_check
+from garfish.engine.movepick import capture_moves, decode, encode, pick_moves
+from garfish.engine.see import see_ge
+from garfish.perft.core import divide, perft
+from garfish.perft.suites import read_suite, suite_files
+from positions import random_game_boards
 
 
 def test_picker_yields_every_legal_move_once_with_any_hints() -> None:
@@ -108,7 +108,7 @@ def test_perft_suites_at_small_depths(data, name: str) -> None:
 
 
 def test_check_restricted_picker_yields_all_checks_and_no_duplicates() -> None:
-    from engine.checks import check_masks_kernel
+    from garfish.engine.checks import check_masks_kernel
 
     for board in random_game_boards(games=30, seed=12):
         black, white = board.occupied_co
@@ -123,7 +123,7 @@ def test_check_restricted_picker_yields_all_checks_and_no_duplicates() -> None:
 
 
 def test_attackers_kernel_equals_python_chess_attacks() -> None:
-    from engine.checks import attackers_kernel
+    from garfish.engine.checks import attackers_kernel
 
     rng = random.Random(4)
     checked = 0
@@ -154,7 +154,7 @@ def test_capture_generation_restricted_to_attackers_misses_nothing() -> None:
 
 
 def test_threats_kernel_finds_pieces_en_prise() -> None:
-    from engine.checks import threats_kernel
+    from garfish.engine.checks import threats_kernel
 
     rank = {chess.PAWN: 1, chess.KNIGHT: 2, chess.BISHOP: 2, chess.ROOK: 3, chess.QUEEN: 4, chess.KING: 5}
     found = 0
@@ -186,7 +186,7 @@ def test_quiet_moves_of_a_piece_en_prise_come_first() -> None:
 
 
 def test_in_check_flag_equals_python_chess() -> None:
-    from engine.evaluate import IN_CHECK_FLAG, evaluate_packed
+    from garfish.engine.evaluate import IN_CHECK_FLAG, evaluate_packed
 
     checks = 0
     for board in random_game_boards(games=30, seed=34):
@@ -197,7 +197,7 @@ def test_in_check_flag_equals_python_chess() -> None:
 
 
 def test_legality_of_tt_and_killer_moves_equals_python_chess() -> None:
-    from engine.movepick import is_legal_hint
+    from garfish.engine.movepick import is_legal_hint
 
     rng = random.Random(35)
     checked = illegal = 0
@@ -214,7 +214,7 @@ def test_legality_of_tt_and_killer_moves_equals_python_chess() -> None:
 
 
 def test_evaluation_flags_tell_illegal_moves_and_checks() -> None:
-    from engine.evaluate import ILLEGAL_FLAG, IN_CHECK_FLAG, evaluate_kernel
+    from garfish.engine.evaluate import ILLEGAL_FLAG, IN_CHECK_FLAG, evaluate_kernel
 
     boards = list(random_game_boards(games=25, seed=36))
     # Kings next to each other: a king step that only the other king forbids.
@@ -253,7 +253,7 @@ def test_pseudo_legal_picker_yields_every_pseudo_legal_move_once() -> None:
 
 
 def test_evasion_picker_matches_the_staged_picker_in_check() -> None:
-    from engine.movepick import pick_evasions
+    from garfish.engine.movepick import pick_evasions
 
     rng = random.Random(38)
     history = [rng.randint(-500, 500) for _ in range(8192)]

@@ -8,9 +8,9 @@ import time
 import chess
 import pytest
 
-from engine import Limits, Searcher
-from engine.bench import run_bench
-from engine.types import MATE, MATE_BOUND, mate_in
+from garfish.engine import Limits, Searcher
+from garfish.engine.bench import run_bench
+from garfish.engine.types import MATE, MATE_BOUND, mate_in
 
 SEARCH_DEPTH_FOR_MATE = {1: 2, 2: 5, 3: 7}
 
@@ -181,8 +181,8 @@ def test_losing_side_repeats_the_position_for_a_draw() -> None:
 
 
 def test_game_keys_cover_the_history() -> None:
-    from engine.search import game_keys
-    from engine.zobrist import zobrist
+    from garfish.engine.search import game_keys
+    from garfish.engine.zobrist import zobrist
 
     board = chess.Board()
     for move in ("g1f3", "g8f6", "f3g1", "f6g8", "g1f3", "g8f6"):
@@ -224,7 +224,7 @@ def test_searchmoves_restrict_the_root_and_mate_limit_stops() -> None:
 def test_readme_python_api_example() -> None:
     # The example printed in README.md, section "Python API".
     import chess
-    from engine import Limits, Searcher
+    from garfish.engine import Limits, Searcher
 
     searcher = Searcher()
     depths = []

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from uci import stats
+from garfish.uci import stats
 
 Z95 = 1.959963984540054
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import chess
 import pytest
 
-from engine.timeman import time_budget
-from engine.types import Limits
+from garfish.engine.timeman import time_budget
+from garfish.engine.types import Limits
 
 
 def test_movetime_and_no_clock() -> None:

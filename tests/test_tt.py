@@ -6,9 +6,9 @@ import random
 
 import chess
 
-from engine.movepick import decode, encode
-from engine.tt import TranspositionTable, unpack
-from engine.types import MATE, Bound, mate_in, mated_in, value_from_tt, value_to_tt
+from garfish.engine.movepick import decode, encode
+from garfish.engine.tt import TranspositionTable, unpack
+from garfish.engine.types import MATE, Bound, mate_in, mated_in, value_from_tt, value_to_tt
 
 
 def test_store_then_probe_returns_every_field() -> None:

@@ -7,8 +7,8 @@ import random
 import chess
 import chess.polyglot
 
-from engine.zobrist import zobrist
-from tests.positions import random_game_boards
+from garfish.engine.zobrist import zobrist
+from positions import random_game_boards
 
 
 def test_start_position_key_is_the_published_polyglot_key() -> None:

@@ -1,7 +1,7 @@
-"""`python -m uci`: the same as the `garfish` command."""
+"""`python -m garfish.uci`: the same as the `garfish` command."""
 
 import sys
 
-from uci.main import main
+from garfish.uci.main import main
 
 sys.exit(main())

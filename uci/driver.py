@@ -25,7 +25,7 @@ import chess.engine
 
 LOG = logging.getLogger(__name__)
 
-DEFAULT_COMMAND = (sys.executable, "-m", "uci")
+DEFAULT_COMMAND = (sys.executable, "-m", "garfish.uci")
 START_TIMEOUT = 60.0  # seconds for the uci/uciok handshake, option setting and isready (first Numba compile)
 # Exit codes shared by the command-line tools (garfish epd, garfish match).
 EXIT_OK = 0

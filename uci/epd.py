@@ -27,7 +27,7 @@ from typing import Any, Callable, Generator, Optional
 import chess
 import chess.engine
 
-from uci.driver import (DEFAULT_COMMAND, EXIT_ENGINE, EXIT_OK, EXIT_USAGE, EngineProcess, EngineSpec,
+from garfish.uci.driver import (DEFAULT_COMMAND, EXIT_ENGINE, EXIT_OK, EXIT_USAGE, EngineProcess, EngineSpec,
                         EngineStartError, MoveError, parse_option_pairs, quiet_python_chess, split_command)
 
 PROG = "garfish epd"
@@ -439,7 +439,7 @@ def build_parser() -> argparse.ArgumentParser:
     limit.add_argument("--depth", type=int, metavar="D", help="search depth per position (go depth)")
     limit.add_argument("--nodes", type=int, metavar="N", help="nodes per position (go nodes)")
     parser.add_argument("--engine", metavar="CMD",
-                        help="engine command line, shell-quoted (default: Garfish, python -m uci)")
+                        help="engine command line, shell-quoted (default: Garfish, python -m garfish.uci)")
     parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                         help="UCI option for the engine (repeatable)")
     parser.add_argument("-j", "--jobs", type=int, default=1, help="parallel worker processes, one engine each")

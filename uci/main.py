@@ -9,7 +9,7 @@ import sys
 from typing import Optional
 
 # Sub-commands that hand their arguments to a module's main(argv).
-TOOLS = {"perft": "perft.cli", "epd": "uci.epd", "match": "uci.match", "rating": "uci.rating"}
+TOOLS = {"perft": "garfish.perft.cli", "epd": "garfish.uci.epd", "match": "garfish.uci.match", "rating": "garfish.uci.rating"}
 
 
 def _print(line: str) -> None:
@@ -21,7 +21,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     """Entry point of the console script."""
     args = sys.argv[1:] if argv is None else argv
     if args and args[0] == "bench":
-        from uci.tools import print_bench
+        from garfish.uci.tools import print_bench
 
         depth = None
         if len(args) > 1:
@@ -42,7 +42,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         commands = ", ".join(f"garfish {name}" for name in ("bench", *TOOLS))
         print(f"garfish: unknown command '{args[0]}' (try: garfish, {commands})", file=sys.stderr)
         return 2
-    from uci.protocol import run_session
+    from garfish.uci.protocol import run_session
 
     try:
         sys.stdin.reconfigure(errors="replace")  # type: ignore[union-attr]

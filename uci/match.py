@@ -55,8 +55,8 @@ import chess
 import chess.engine
 import chess.pgn
 
-from uci import stats
-from uci.driver import (DEFAULT_COMMAND, EXIT_ENGINE, EXIT_OK, EXIT_USAGE, EngineProcess, EngineSpec,
+from garfish.uci import stats
+from garfish.uci.driver import (DEFAULT_COMMAND, EXIT_ENGINE, EXIT_OK, EXIT_USAGE, EngineProcess, EngineSpec,
                         EngineStartError, MoveError, quiet_python_chess, split_command)
 
 PROG = "garfish match"

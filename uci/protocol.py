@@ -16,7 +16,7 @@ from typing import Any, Callable, Optional, TextIO
 import chess
 import chess.polyglot
 
-from uci.options import OPTIONS, OptionError, find_option
+from garfish.uci.options import OPTIONS, OptionError, find_option
 
 ENGINE_NAME = "Garfish 0.1.0"
 ENGINE_AUTHOR = "the Garfish developers"
@@ -175,7 +175,7 @@ class UciEngine:
     def _load(self) -> None:
         """Import and build the engine (Numba kernels load or compile here)."""
         try:
-            from engine.search import Searcher
+            from garfish.engine.search import Searcher
 
             searcher = Searcher(self.values["Hash"])
             searcher.move_overhead = self.values["Move Overhead"] / 1000.0
@@ -319,7 +319,7 @@ class UciEngine:
         if not self.wait_loaded():
             self.send("bestmove 0000")
             return
-        from engine.types import Limits
+        from garfish.engine.types import Limits
 
         def seconds(key: str) -> Optional[float]:
             value = params.get(key)
@@ -426,7 +426,7 @@ class UciEngine:
     def cmd_eval(self, args: list[str]) -> None:
         """Print the static evaluation of the current position."""
         if self.wait_loaded():
-            from engine.evaluate import evaluate
+            from garfish.engine.evaluate import evaluate
 
             score = evaluate(self.board)
             white = score if self.board.turn == chess.WHITE else -score
@@ -437,13 +437,13 @@ class UciEngine:
         self.finish_search()
         depth = int(args[0]) if args and args[0].isdigit() else None
         if self.wait_loaded():
-            from uci.tools import print_bench
+            from garfish.uci.tools import print_bench
 
             print_bench(depth, self.send)
 
     def run_perft(self, depth: int) -> None:
         """go perft N: one `move: count` line per root move, then the total."""
-        from perft.core import divide
+        from garfish.perft.core import divide
 
         if depth < 1:
             raise UciError("go perft needs a depth of at least 1")

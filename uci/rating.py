@@ -15,7 +15,7 @@ import json
 import sys
 from typing import Optional
 
-from uci.stats import PENTANOMIAL_SIZE, RatingLevel, format_elo, pentanomial_elo, rating_on_scale
+from garfish.uci.stats import PENTANOMIAL_SIZE, RatingLevel, format_elo, pentanomial_elo, rating_on_scale
 
 
 def _level(argument: str) -> tuple[float, dict]:

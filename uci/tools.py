@@ -7,7 +7,7 @@ from typing import Callable, Optional
 
 def print_bench(depth: Optional[int], send: Callable[[str], None]) -> int:
     """Run the bench, print per-position lines and the Stockfish-style totals; return the node count."""
-    from engine.bench import BENCH_DEPTH, BENCH_FENS, run_bench
+    from garfish.engine.bench import BENCH_DEPTH, BENCH_FENS, run_bench
 
     depth = depth or BENCH_DEPTH
 

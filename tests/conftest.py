@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -10,6 +11,16 @@ import pytest
 from garfish.perft.suites import data_dir
 
 ROOT = Path(__file__).resolve().parent.parent
+# Set (to anything but "" or "0") where the shared data must be present, as in CI:
+# a test that would skip for want of it fails instead.
+REQUIRE_DATA_ENV = "GARFISH_REQUIRE_DATA"
+
+
+def data_missing(reason: str) -> None:
+    """Skip the test for want of shared data, or fail it when $GARFISH_REQUIRE_DATA is set."""
+    if os.environ.get(REQUIRE_DATA_ENV, "") not in ("", "0"):
+        pytest.fail(f"{reason} (and {REQUIRE_DATA_ENV} is set: the data is required here)", pytrace=False)
+    pytest.skip(reason)
 
 ENGINE_CMD = [sys.executable, "-m", "garfish.uci"]
 
@@ -22,8 +33,8 @@ def engine_cmd() -> list[str]:
 
 @pytest.fixture(scope="session")
 def data() -> Path:
-    """The shared test data folder ($GARFISH_DATA or ../shared/data); skip when absent."""
+    """The shared test data folder ($GARFISH_DATA or ../shared/data); skip when absent (fail under $GARFISH_REQUIRE_DATA)."""
     folder = data_dir()
     if folder is None:
-        pytest.skip("shared test data not found: set GARFISH_DATA or put it at ../shared/data")
+        data_missing("shared test data not found: set GARFISH_DATA or put it at ../shared/data")
     return folder

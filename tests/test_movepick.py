@@ -12,6 +12,7 @@ from garfish.engine.movepick import capture_moves, decode, encode, pick_moves
 from garfish.engine.see import see_ge
 from garfish.perft.core import divide, perft
 from garfish.perft.suites import read_suite, suite_files
+from conftest import data_missing
 from positions import random_game_boards
 
 
@@ -92,7 +93,7 @@ def test_perft_with_tt_and_killer_hints_counts_the_same() -> None:
 def test_perft_suites_at_small_depths(data, name: str) -> None:
     files = {p.name: p for p in suite_files(data)}
     if name not in files:
-        pytest.skip(f"{name} not in the shared data")
+        data_missing(f"{name} not in the shared data")
     limit = {"chess960_fischer.epd": 60, "perft_random_marcelk.epd": 80}.get(name)
     checked = 0
     for i, case in enumerate(read_suite(files[name])):

@@ -1,0 +1,77 @@
+"""Installation: everything installs under garfish.*, and the editable install reads the sources."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import shutil
+import subprocess
+import sys
+import venv
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+IGNORED = shutil.ignore_patterns(".git", ".venv", "__pycache__", "build", "dist", "*.egg-info", ".pytest_cache",
+                                 ".hypothesis", "*.nbi", "*.nbc")
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A wheel of the project, built offline from a copy of the checkout."""
+    work = tmp_path_factory.mktemp("wheel")
+    source = work / "src"
+    shutil.copytree(ROOT, source, ignore=IGNORED)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--disable-pip-version-check", "--no-deps",
+                    "--no-build-isolation", "-w", str(work), str(source)], check=True, timeout=300)
+    (built,) = work.glob("garfish-*.whl")
+    return built
+
+
+def test_wheel_holds_only_the_garfish_package(wheel: Path) -> None:
+    with zipfile.ZipFile(wheel) as archive:
+        tops = {name.split("/")[0] for name in archive.namelist()}
+        names = archive.namelist()
+    assert tops == {"garfish", next(t for t in tops if t.endswith(".dist-info"))}
+    for package in ("engine", "uci", "perft"):
+        assert f"garfish/{package}/__init__.py" in names
+    assert not any(name.startswith(("engine/", "uci/", "perft/", "tests/")) for name in names)
+
+
+def test_clean_venv_imports_garfish_and_no_generic_top_level_module(wheel: Path, tmp_path: Path) -> None:
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, with_pip=True, clear=True)
+    python = env_dir / "bin" / "python"
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps",
+                    "--no-index", str(wheel)], check=True, timeout=300)
+    probe = (
+        "import importlib.util as u, json, garfish.engine, garfish.uci.options, garfish.perft\n"
+        "print(json.dumps({n: u.find_spec(n) is not None for n in ('engine', 'uci', 'perft', 'garfish.uci')}))\n"
+    )
+    # cwd outside the checkout and -P: only site-packages can answer.
+    out = subprocess.run([str(python), "-P", "-c", probe], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=60, check=True)
+    assert json.loads(out.stdout) == {"engine": False, "uci": False, "perft": False, "garfish.uci": True}
+    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               capture_output=True, text=True, check=True).stdout.strip())
+    assert not any((site / name).exists() for name in ("engine", "uci", "perft", "engine.py", "uci.py"))
+    # The console script is installed and answers without the engine's dependencies.
+    usage = subprocess.run([str(env_dir / "bin" / "garfish"), "--help"], capture_output=True, text=True, timeout=60)
+    assert usage.returncode == 0 and "garfish" in usage.stdout
+
+
+def test_editable_install_runs_the_checkout_sources() -> None:
+    """Under `pip install -e` (the launcher's install) a module is the file in the checkout, so edits count."""
+    direct = importlib.metadata.distribution("garfish").read_text("direct_url.json")
+    if not direct or not json.loads(direct).get("dir_info", {}).get("editable"):
+        pytest.skip("garfish is not installed in editable mode here")
+    import garfish.engine.search
+    import garfish.perft.core
+    import garfish.uci.protocol
+
+    assert Path(garfish.engine.search.__file__).resolve() == ROOT / "engine" / "search.py"
+    assert Path(garfish.uci.protocol.__file__).resolve() == ROOT / "uci" / "protocol.py"
+    assert Path(garfish.perft.core.__file__).resolve() == ROOT / "perft" / "core.py"

@@ -1,0 +1,73 @@
+"""The measuring scripts in scripts/ run, and the test suite's own rule for missing shared data."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ENGINE_CMD, REQUIRE_DATA_ENV, ROOT
+
+SCRIPTS = ROOT / "scripts"
+
+
+def run_script(name: str, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    """Run scripts/NAME with this interpreter and capture its output."""
+    return subprocess.run([sys.executable, str(SCRIPTS / name), *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def test_startup_times_uciok_before_readyok() -> None:
+    proc = run_script("startup.py", "--runs", "1", "--", *ENGINE_CMD)
+    assert proc.returncode == 0, proc.stderr
+    match = re.search(r"run 1: uciok ([\d.]+) s, readyok ([\d.]+) s", proc.stdout)
+    assert match, proc.stdout
+    assert 0 < float(match.group(1)) <= float(match.group(2))
+
+
+def test_engine_nps_reports_both_engines_and_their_ratio(tmp_path: Path) -> None:
+    fens = tmp_path / "fens.txt"
+    fens.write_text("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1\n"
+                    "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1\n")
+    command = " ".join(ENGINE_CMD)
+    proc = run_script("engine_nps.py", "--engine", command, "--engine", command, "--movetime", "200",
+                      "--fens", str(fens))
+    assert proc.returncode == 0, proc.stderr
+    rates = [float(x) for x in re.findall(r"(\d+) nodes/s \(2 positions\)", proc.stdout)]
+    assert len(rates) == 2 and all(rate > 0 for rate in rates), proc.stdout
+    assert re.search(r"ratio first/second: [\d.]+x", proc.stdout)
+
+
+def test_ab_builds_the_working_tree_as_an_installed_package(tmp_path: Path) -> None:
+    sys.path.insert(0, str(SCRIPTS))
+    try:
+        import ab
+    finally:
+        sys.path.remove(str(SCRIPTS))
+    side = ab.build("A", ".", tmp_path)
+    assert side.module == "garfish.uci"
+    assert (side.site / "garfish" / "engine" / "search.py").read_text() == (ROOT / "engine" / "search.py").read_text()
+    assert not (side.site / "engine").exists()
+    totals = "Total time (ms) : 1500\nNodes searched  : 30000\nNodes/second    : 20000\n"
+    assert ab.NODES_RE.search(totals).group(1) == "30000" and ab.NPS_RE.search(totals).group(1) == "20000"
+
+
+@pytest.mark.parametrize("required", [False, True])
+def test_missing_shared_data_skips_for_users_and_fails_under_ci(tmp_path: Path, required: bool) -> None:
+    env = dict(os.environ, GARFISH_DATA=str(tmp_path / "no-such-folder"))
+    env.pop(REQUIRE_DATA_ENV, None)
+    if required:
+        env[REQUIRE_DATA_ENV] = "1"
+    proc = subprocess.run([sys.executable, "-P", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs",
+                           "tests/test_movepick.py::test_perft_suites_at_small_depths"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    if required:
+        assert proc.returncode == 1, proc.stdout
+        assert "5 errors" in proc.stdout and "data is required here" in proc.stdout
+    else:
+        assert proc.returncode == 0, proc.stdout
+        assert "5 skipped" in proc.stdout and "shared test data not found" in proc.stdout

@@ -18,7 +18,7 @@ import chess.pgn
 import pytest
 
 from conftest import ROOT
-from garfish.uci import match
+from garfish.arena import match
 
 SCRIPTED = Path(__file__).resolve().parent / "scripted_engine.py"
 CLI_TIMEOUT = 120

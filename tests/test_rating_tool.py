@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from garfish.uci.rating import main as rating_main
+from garfish.arena.rating import main as rating_main
 
 
 def write_report(path: Path, pentanomial: list[int], opponent: str) -> str:

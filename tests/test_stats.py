@@ -1,4 +1,4 @@
-"""Elo, LOS, pentanomial and SPRT arithmetic of uci.stats against known values and independent formulas."""
+"""Elo, LOS, pentanomial and SPRT arithmetic of arena.stats against known values and independent formulas."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from garfish.uci import stats
+from garfish.arena import stats
 
 Z95 = 1.959963984540054
 
@@ -16,7 +16,7 @@ def brute_force_llr(counts: list[int], elo0: float, elo1: float) -> float:
 
     With outcomes 0, 1/2, 1 and a fixed mean s, the distribution has one free parameter (the draw
     probability d: w = s - d/2, l = 1 - s - d/2), so the maximum of sum n_i ln p_i is found by a
-    ternary search. Independent of the secular-equation solver in uci.stats.
+    ternary search. Independent of the secular-equation solver in arena.stats.
     """
     regular = stats.regularize(counts)
 

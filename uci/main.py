@@ -9,7 +9,7 @@ import sys
 from typing import Optional
 
 # Sub-commands that hand their arguments to a module's main(argv).
-TOOLS = {"perft": "garfish.perft.cli", "epd": "garfish.uci.epd", "match": "garfish.uci.match", "rating": "garfish.uci.rating"}
+TOOLS = {"perft": "garfish.perft.cli", "epd": "garfish.arena.epd", "match": "garfish.arena.match", "rating": "garfish.arena.rating"}
 
 
 def _print(line: str) -> None:

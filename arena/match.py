@@ -26,7 +26,7 @@ loss is a draw when the opponent has no mating material. Crashed or killed engin
 Statistics (from the first engine's side): W/D/L, Elo with a 95% interval from the pentanomial
 of finished pairs, LOS (normal approximation over W and L), and with --sprt the generalized SPRT
 for logistic Elo on the pentanomial of finished pairs (fishtest's LLR_logistic: the exact
-maximum-likelihood ratio of the multinomial model, see uci.stats); the match stops when the
+maximum-likelihood ratio of the multinomial model, see arena.stats); the match stops when the
 LLR leaves [ln(beta/(1-alpha)), ln((1-beta)/alpha)]. Games already running when a decision
 falls are finished and counted.
 """
@@ -55,9 +55,9 @@ import chess
 import chess.engine
 import chess.pgn
 
-from garfish.uci import stats
-from garfish.uci.driver import (DEFAULT_COMMAND, EXIT_ENGINE, EXIT_OK, EXIT_USAGE, EngineProcess, EngineSpec,
-                        EngineStartError, MoveError, quiet_python_chess, split_command)
+from garfish.arena import stats
+from garfish.arena.driver import (DEFAULT_COMMAND, EXIT_ENGINE, EXIT_OK, EXIT_USAGE, EngineProcess, EngineSpec,
+                                  EngineStartError, MoveError, quiet_python_chess, split_command)
 
 PROG = "garfish match"
 LOG = logging.getLogger(__name__)

@@ -27,8 +27,8 @@ from typing import Any, Callable, Generator, Optional
 import chess
 import chess.engine
 
-from garfish.uci.driver import (DEFAULT_COMMAND, EXIT_ENGINE, EXIT_OK, EXIT_USAGE, EngineProcess, EngineSpec,
-                        EngineStartError, MoveError, parse_option_pairs, quiet_python_chess, split_command)
+from garfish.arena.driver import (DEFAULT_COMMAND, EXIT_ENGINE, EXIT_OK, EXIT_USAGE, EngineProcess, EngineSpec,
+                                  EngineStartError, MoveError, parse_option_pairs, quiet_python_chess, split_command)
 
 PROG = "garfish epd"
 LOG = logging.getLogger(__name__)

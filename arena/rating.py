@@ -5,7 +5,7 @@
 Each argument is an opponent's rating and the JSON report `garfish match --report` wrote for
 a match against it (the rated engine must be the second engine of that match). Prints, per
 match, the first engine's result and its rating on that opponent's scale, then the combined
-estimate of uci.stats.rating_on_scale with its 95% interval.
+estimate of arena.stats.rating_on_scale with its 95% interval.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import json
 import sys
 from typing import Optional
 
-from garfish.uci.stats import PENTANOMIAL_SIZE, RatingLevel, format_elo, pentanomial_elo, rating_on_scale
+from garfish.arena.stats import PENTANOMIAL_SIZE, RatingLevel, format_elo, pentanomial_elo, rating_on_scale
 
 
 def _level(argument: str) -> tuple[float, dict]:

@@ -19,6 +19,8 @@ import pytest
 
 from conftest import ROOT
 from garfish.arena import match
+from garfish.arena.game import PGN_TERMINATION, Adjudication, AdjudicationTracker
+from garfish.arena.report import check_matplotlib
 
 SCRIPTED = Path(__file__).resolve().parent / "scripted_engine.py"
 CLI_TIMEOUT = 120
@@ -133,7 +135,7 @@ def test_forfeits_are_detected_and_attributed(tmp_path: Path, mode: str, kind: s
     assert bad_points == 0
     assert f"Forfeits bad: illegal {data['forfeits']['bad']['illegal']}, time" in proc.stdout
     for game in read_games(pgn):
-        assert game.headers["Termination"] == match.PGN_TERMINATION[kind]
+        assert game.headers["Termination"] == PGN_TERMINATION[kind]
         assert "(bad)" in game.headers["ResultReason"]
         loser = game.headers["White"] if game.headers["Result"] == "0-1" else game.headers["Black"]
         assert loser == "bad"
@@ -185,7 +187,7 @@ def test_resign_adjudication(tmp_path: Path) -> None:
 
 def test_one_sided_scores_do_not_resign() -> None:
     """Resign adjudication needs both engines to agree."""
-    tracker = match.AdjudicationTracker(match.Adjudication(resign_score=500, resign_moves=2))
+    tracker = AdjudicationTracker(Adjudication(resign_score=500, resign_moves=2))
     board = chess.Board()
     for move in ("e2e4", "e7e5", "g1f3", "b8c6", "f1c4", "g8f6"):
         mover = board.turn
@@ -308,7 +310,7 @@ def test_plot(tmp_path: Path) -> None:
     plot = tmp_path / "elo.png"
     proc = run_match("--engine", scripted("--play", "random"), "--engine", scripted("--play", "greedy"),
                      "--nodes", "1", "--games", "2", "--max-moves", "20", "--plot", str(plot))
-    if match.check_matplotlib() is None:
+    if check_matplotlib() is None:
         assert proc.returncode == 0, proc.stderr
         assert plot.stat().st_size > 0
     else:

@@ -4,12 +4,11 @@
 
 from __future__ import annotations
 
-import importlib
 import sys
-from typing import Optional
+from typing import Callable, Optional
 
-# Sub-commands that hand their arguments to a module's main(argv).
-TOOLS = {"perft": "garfish.perft.cli", "epd": "garfish.arena.epd", "match": "garfish.arena.match", "rating": "garfish.arena.rating"}
+HELP_WORDS = ("-h", "--help", "help")
+BENCH_USAGE = "usage: garfish bench [DEPTH]\n\nSearch the bench positions to DEPTH (default: the bench depth)."
 
 
 def _print(line: str) -> None:
@@ -17,29 +16,72 @@ def _print(line: str) -> None:
     print(line, flush=True)
 
 
+# Each sub-command imports its module when it runs, so that the UCI engine starts fast.
+def bench_command(args: list[str]) -> int:
+    """`garfish bench [DEPTH]`: the bench, ending in the Nodes searched signature."""
+    from garfish.uci.tools import print_bench
+
+    if args and args[0] in HELP_WORDS:
+        print(BENCH_USAGE)
+        return 0
+    depth = None
+    if args:
+        if not args[0].isdigit() or int(args[0]) < 1:
+            print(f"garfish bench: depth must be a positive integer, not '{args[0]}'", file=sys.stderr)
+            return 2
+        depth = int(args[0])
+    print_bench(depth, _print)
+    return 0
+
+
+def perft_command(args: list[str]) -> int:
+    """`garfish perft ...`: perft and divide through the engine's move path."""
+    from garfish.perft.cli import main as perft_main
+
+    return perft_main(args)
+
+
+def epd_command(args: list[str]) -> int:
+    """`garfish epd SUITE ...`: run an engine over a test suite."""
+    from garfish.arena.epd import main as epd_main
+
+    return epd_main(args)
+
+
+def match_command(args: list[str]) -> int:
+    """`garfish match ...`: play a match between two UCI engines."""
+    from garfish.arena.match import main as match_main
+
+    return match_main(args)
+
+
+def rating_command(args: list[str]) -> int:
+    """`garfish rating RATING=REPORT.json ...`: a rating from matches against rated opponents."""
+    from garfish.arena.rating import main as rating_main
+
+    return rating_main(args)
+
+
+COMMANDS: dict[str, Callable[[list[str]], int]] = {
+    "bench": bench_command,
+    "perft": perft_command,
+    "epd": epd_command,
+    "match": match_command,
+    "rating": rating_command,
+}
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     """Entry point of the console script."""
     args = sys.argv[1:] if argv is None else argv
-    if args and args[0] == "bench":
-        from garfish.uci.tools import print_bench
-
-        depth = None
-        if len(args) > 1:
-            if not args[1].isdigit() or int(args[1]) < 1:
-                print(f"garfish bench: depth must be a positive integer, not '{args[1]}'", file=sys.stderr)
-                return 2
-            depth = int(args[1])
-        print_bench(depth, _print)
-        return 0
-    if args and args[0] in TOOLS:
-        tool = importlib.import_module(TOOLS[args[0]])  # imported on demand: the engine starts faster
-        return tool.main(args[1:])
-    if args and args[0] in ("-h", "--help", "help"):
+    if args and args[0] in COMMANDS:
+        return COMMANDS[args[0]](args[1:])
+    if args and args[0] in HELP_WORDS:
         print(__doc__)
         print("With no arguments Garfish speaks UCI on stdin/stdout (type 'uci').")
         return 0
     if args:
-        commands = ", ".join(f"garfish {name}" for name in ("bench", *TOOLS))
+        commands = ", ".join(f"garfish {name}" for name in COMMANDS)
         print(f"garfish: unknown command '{args[0]}' (try: garfish, {commands})", file=sys.stderr)
         return 2
     from garfish.uci.protocol import run_session

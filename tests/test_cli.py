@@ -1,0 +1,61 @@
+"""The `garfish` command: every sub-command of the table runs, help and unknown commands, a light UCI start."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from typing import Union
+
+import pytest
+
+from garfish.uci.main import COMMANDS, main
+
+HEAVY_MODULES = ("garfish.arena", "garfish.engine", "garfish.perft", "numba")
+
+
+def exit_status(args: list[str]) -> Union[int, str, None]:
+    """main(args)'s return value, or the code of the SystemExit it raised (argparse's --help exits)."""
+    try:
+        return main(args)
+    except SystemExit as exc:
+        return exc.code
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_every_command_of_the_table_runs(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """`garfish NAME --help` reaches the sub-command, which prints its usage and succeeds."""
+    assert exit_status([name, "--help"]) == 0
+    captured = capsys.readouterr()
+    assert f"usage: garfish {name}" in captured.out
+    assert captured.err == ""
+
+
+def test_help_names_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    """`garfish --help` describes the command and each sub-command."""
+    assert exit_status(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert all(f"garfish {name}" in out for name in COMMANDS)
+    assert "speaks UCI" in out
+
+
+def test_unknown_command_lists_the_table(capsys: pytest.CaptureFixture[str]) -> None:
+    """An unknown sub-command is an error (status 2) that lists the known ones."""
+    assert exit_status(["nonsense"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown command 'nonsense'" in err
+    assert all(f"garfish {name}" in err for name in COMMANDS)
+
+
+def test_bad_bench_depth_is_an_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """`garfish bench 0` explains the depth and exits with status 2 without searching."""
+    assert exit_status(["bench", "0"]) == 2
+    assert "depth must be a positive integer" in capsys.readouterr().err
+
+
+def test_the_command_module_imports_no_tool_or_engine() -> None:
+    """Loading the `garfish` command (the UCI path) imports neither arena, perft, the engine nor numba."""
+    code = "import sys, garfish.uci, garfish.uci.main; print(' '.join(sorted(sys.modules)))"
+    proc = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    loaded = [name for name in proc.stdout.split() if name.startswith(HEAVY_MODULES)]
+    assert loaded == []

@@ -36,9 +36,9 @@ def test_wheel_holds_only_the_garfish_package(wheel: Path) -> None:
         tops = {name.split("/")[0] for name in archive.namelist()}
         names = archive.namelist()
     assert tops == {"garfish", next(t for t in tops if t.endswith(".dist-info"))}
-    for package in ("engine", "uci", "perft"):
+    for package in ("engine", "uci", "perft", "arena"):
         assert f"garfish/{package}/__init__.py" in names
-    assert not any(name.startswith(("engine/", "uci/", "perft/", "tests/")) for name in names)
+    assert not any(name.startswith(("engine/", "uci/", "perft/", "arena/", "tests/", "scripts/")) for name in names)
 
 
 def test_clean_venv_imports_garfish_and_no_generic_top_level_module(wheel: Path, tmp_path: Path) -> None:
@@ -48,13 +48,15 @@ def test_clean_venv_imports_garfish_and_no_generic_top_level_module(wheel: Path,
     subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps",
                     "--no-index", str(wheel)], check=True, timeout=300)
     probe = (
-        "import importlib.util as u, json, garfish.engine, garfish.uci.options, garfish.perft\n"
-        "print(json.dumps({n: u.find_spec(n) is not None for n in ('engine', 'uci', 'perft', 'garfish.uci')}))\n"
+        "import importlib.util as u, json, garfish.engine, garfish.uci.options, garfish.perft, garfish.arena\n"
+        "names = ('engine', 'uci', 'perft', 'arena', 'garfish.uci')\n"
+        "print(json.dumps({n: u.find_spec(n) is not None for n in names}))\n"
     )
     # cwd outside the checkout and -P: only site-packages can answer.
     out = subprocess.run([str(python), "-P", "-c", probe], cwd=tmp_path, capture_output=True, text=True,
                          timeout=60, check=True)
-    assert json.loads(out.stdout) == {"engine": False, "uci": False, "perft": False, "garfish.uci": True}
+    assert json.loads(out.stdout) == {"engine": False, "uci": False, "perft": False, "arena": False,
+                                      "garfish.uci": True}
     site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                capture_output=True, text=True, check=True).stdout.strip())
     assert not any((site / name).exists() for name in ("engine", "uci", "perft", "engine.py", "uci.py"))

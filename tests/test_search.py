@@ -12,6 +12,8 @@ from garfish.engine import Limits, Searcher
 from garfish.engine.bench import run_bench
 from garfish.engine.types import MATE, MATE_BOUND, mate_in
 
+from conftest import ROOT
+
 SEARCH_DEPTH_FOR_MATE = {1: 2, 2: 5, 3: 7}
 
 # mate2.fen positions not solved at depth 5: both are real mates in 2 (proved below) that start
@@ -221,16 +223,19 @@ def test_searchmoves_restrict_the_root_and_mate_limit_stops() -> None:
     assert result.move == chess.Move.from_uci("a1a8") and result.score == mate_in(1)
 
 
-def test_readme_python_api_example() -> None:
-    # The example printed in README.md, section "Python API".
-    import chess
-    from garfish.engine import Limits, Searcher
-
-    searcher = Searcher()
-    depths = []
-    result = searcher.search(chess.Board(), Limits(movetime=0.5), on_info=lambda info: depths.append(info.depth))
-    assert result.move in chess.Board().legal_moves
-    assert result.pv[0] == result.move and depths == sorted(depths) and depths[0] == 1
+def test_readme_python_api_example(capsys: pytest.CaptureFixture[str]) -> None:
+    # The example printed in README.md, section "Python API", run as it stands there.
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## Python API"):]
+    code = section[section.index("```python") + len("```python"):section.index("```", section.index("```python") + 9)]
+    namespace: dict = {}
+    exec(compile(code, "README.md (Python API)", "exec"), namespace)
+    result = namespace["result"]
+    assert result.move in chess.Board().legal_moves and result.pv[0] == result.move
+    printed = capsys.readouterr().out.splitlines()
+    depths = [int(line.split()[0]) for line in printed[:-1]]
+    assert depths and depths == sorted(depths) and depths[0] == 1
+    assert printed[-1].startswith(result.move.uci())
 
 
 def test_tiny_clock_aborts_even_the_first_iteration() -> None:

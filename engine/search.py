@@ -127,7 +127,8 @@ class Searcher:
     def __init__(self, hash_mb: int = 16) -> None:
         self.tt = TranspositionTable(hash_mb)
         self.history = History()
-        self.stop_event = threading.Event()
+        self._own_stop = threading.Event()  # the stop flag of searches whose caller passes none
+        self.stop_event = self._own_stop  # the running search's stop flag
         self.move_overhead = 0.030
         self.nodes = 0
         self.seldepth = 0
@@ -156,7 +157,7 @@ class Searcher:
         self.tt.resize(megabytes)
 
     def stop(self) -> None:
-        """Ask a running search to stop as soon as possible (thread-safe)."""
+        """Ask the running search to stop as soon as possible (thread-safe): sets its stop flag."""
         self.stop_event.set()
 
     def ponderhit(self) -> None:
@@ -170,11 +171,20 @@ class Searcher:
         board: chess.Board,
         limits: Optional[Limits] = None,
         on_info: Optional[Callable[[SearchInfo], None]] = None,
+        stop: Optional[threading.Event] = None,
     ) -> SearchResult:
-        """Search the position within the limits and return the best move found."""
+        """Search the position within the limits and return the best move found.
+
+        stop: the caller's stop flag; setting it (from any thread) ends the search. The search
+        never clears it, so a stop set before the search has started is not lost. Without it
+        the search uses the searcher's own flag, cleared here; stop() sets either.
+        """
         limits = limits or Limits()
         self._start = time.perf_counter()
-        self.stop_event.clear()
+        if stop is None:
+            stop = self._own_stop
+            stop.clear()
+        self.stop_event = stop
         self.pondering = limits.ponder
         self.nodes = 0
         self.seldepth = 0

@@ -8,7 +8,7 @@ import time
 import chess
 import pytest
 
-from garfish.engine import Limits, Searcher
+from garfish.engine import Limits, Searcher, SearchResult
 from garfish.engine.bench import run_bench
 from garfish.engine.types import MATE, MATE_BOUND, mate_in
 
@@ -162,6 +162,30 @@ def test_stop_from_another_thread_returns_a_legal_move_quickly() -> None:
     result = searcher.search(board, Limits(infinite=True))
     assert time.perf_counter() - start < 5  # generous: stop is polled every few hundred nodes
     assert result.move in board.legal_moves and result.depth >= 1
+
+
+def test_the_callers_stop_flag_is_never_cleared_by_the_search() -> None:
+    # The caller owns the flag: a stop set before the search thread has even started ends the
+    # search at once (the UCI thread no longer resends stop until the search notices).
+    searcher = Searcher(4)
+    board = chess.Board()
+    stop = threading.Event()
+    stop.set()
+    results: list[SearchResult] = []
+    worker = threading.Thread(target=lambda: results.append(searcher.search(board, Limits(infinite=True),
+                                                                            stop=stop)), daemon=True)
+    worker.start()
+    try:
+        worker.join(5)
+        assert not worker.is_alive(), "the search cleared its caller's stop flag"
+    finally:
+        searcher.stop()
+    assert stop.is_set() and results[0].move in board.legal_moves
+    # Searcher.stop() sets the running search's flag, the caller's included.
+    stop = threading.Event()
+    threading.Timer(0.2, searcher.stop).start()
+    result = searcher.search(board, Limits(infinite=True), stop=stop)
+    assert stop.is_set() and result.move in board.legal_moves
 
 
 def test_movetime_hard_limit_stops_the_search() -> None:

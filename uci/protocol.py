@@ -140,6 +140,7 @@ class UciEngine:
         self.load_error: Optional[str] = None
         self.loaded = threading.Event()
         self.search_thread: Optional[threading.Thread] = None
+        self.stop_flag = threading.Event()  # the running search's stop flag: set here, never by the search
         self.release = threading.Event()  # lets an infinite/ponder search print its bestmove
         self.commands: dict[str, Callable[[list[str]], Optional[bool]]] = {
             "uci": self.cmd_uci,
@@ -200,12 +201,9 @@ class UciEngine:
     def finish_search(self) -> None:
         """Stop a running search and wait until it has printed its bestmove."""
         if self.search_thread is not None:
-            # Repeat the stop: a search thread that has only just started clears the flag.
-            while self.search_thread.is_alive():
-                if self.searcher is not None:
-                    self.searcher.stop()
-                self.release.set()
-                self.search_thread.join(timeout=0.05)
+            self.stop_flag.set()
+            self.release.set()
+            self.search_thread.join()
             self.search_thread = None
 
     def handle(self, line: str) -> bool:
@@ -346,17 +344,20 @@ class UciEngine:
         if not any((limits.movetime is not None, limits.wtime is not None, limits.depth, limits.nodes,
                     limits.mate, limits.ponder)):
             limits.infinite = True  # a bare `go` searches until `stop`
+        # A fresh flag per search, made before its thread starts: a stop that follows at once is never lost.
+        self.stop_flag = threading.Event()
         self.release.clear()
         board = self.board.copy()
-        self.search_thread = threading.Thread(target=self._search, args=(board, limits), name="garfish-search",
-                                              daemon=True)
+        self.search_thread = threading.Thread(target=self._search, args=(board, limits, self.stop_flag),
+                                              name="garfish-search", daemon=True)
         self.search_thread.start()
 
-    def _search(self, board: chess.Board, limits: Any) -> None:
+    def _search(self, board: chess.Board, limits: Any, stop: threading.Event) -> None:
         """Worker thread: search, report, and print exactly one bestmove."""
         result = None
         try:
-            result = self.searcher.search(board, limits, on_info=lambda info: self.send(self.info_line(board, info)))
+            result = self.searcher.search(board, limits, on_info=lambda info: self.send(self.info_line(board, info)),
+                                          stop=stop)
         except Exception:
             for text in traceback.format_exc().strip().splitlines():
                 self.info("error: search failed: " + text)

@@ -129,7 +129,6 @@ class Searcher:
         self.history = History()
         self._own_stop = threading.Event()  # the stop flag of searches whose caller passes none
         self.stop_event = self._own_stop  # the running search's stop flag
-        self.move_overhead = 0.030
         self.nodes = 0
         self.seldepth = 0
         self.keys: list[int] = []
@@ -206,7 +205,7 @@ class Searcher:
             score = mated_in(0) if root.is_check() else DRAW
             return SearchResult(None, None, score, 0, 0, 0, 0.0, [])
 
-        self._optimum, self._maximum = time_budget(limits, root.turn, self.move_overhead)
+        self._optimum, self._maximum = time_budget(limits, root.turn)
         self._poll_interval = POLL_INTERVAL
         if self._maximum is not None and self._maximum < FAST_POLL_BUDGET:
             self._poll_interval = FAST_POLL_INTERVAL

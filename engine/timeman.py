@@ -15,9 +15,10 @@ MAX_CLOCK_SHARE = 0.7      # ... but never more than this part of the clock
 MIN_THINK = 0.005          # seconds: never plan less than this
 
 
-def time_budget(limits: Limits, turn: chess.Color, overhead: float) -> tuple[Optional[float], Optional[float]]:
+def time_budget(limits: Limits, turn: chess.Color) -> tuple[Optional[float], Optional[float]]:
     """(optimum, maximum) seconds for this move: optimum = don't start another
     iteration past it, maximum = abort the search. (None, None) means no limit."""
+    overhead = limits.move_overhead
     if limits.movetime is not None:
         t = max(MIN_THINK, limits.movetime - overhead)
         return t, t

@@ -92,3 +92,5 @@ class Limits:
     """Start in ponder mode: no time limit until ponderhit."""
     searchmoves: list[chess.Move] = field(default_factory=list)
     """Restrict the root to these moves (empty: all legal moves)."""
+    move_overhead: float = 0.0
+    """Time kept back from every move for GUI and network lag (the UCI option Move Overhead)."""

@@ -266,9 +266,8 @@ def test_tiny_clock_aborts_even_the_first_iteration() -> None:
     # 40 ms on the clock: the hard limit must hold inside depth 1 too (a flag at 2+0.05 showed it).
     board = chess.Board("r1bq1r1k/1pp1n1pp/1p1p4/4p2Q/4Pp2/1BNP4/PPP2PPP/3R1RK1 w - - 2 14")
     searcher = Searcher(4)
-    searcher.move_overhead = 0.02
     start = time.perf_counter()
-    result = searcher.search(board, Limits(wtime=0.04, btime=0.04))
+    result = searcher.search(board, Limits(wtime=0.04, btime=0.04, move_overhead=0.02))
     assert time.perf_counter() - start < 0.5  # generous: the budget is ~20 ms, polled every 32 nodes
     assert result.move in board.legal_moves
 

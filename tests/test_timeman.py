@@ -10,17 +10,18 @@ from garfish.engine.types import Limits
 
 
 def test_movetime_and_no_clock() -> None:
-    assert time_budget(Limits(movetime=1.0), chess.WHITE, 0.03) == pytest.approx((0.97, 0.97))
-    assert time_budget(Limits(depth=5), chess.WHITE, 0.03) == (None, None)
+    assert time_budget(Limits(movetime=1.0, move_overhead=0.03), chess.WHITE) == pytest.approx((0.97, 0.97))
+    assert time_budget(Limits(depth=5, move_overhead=0.03), chess.WHITE) == (None, None)
 
 
 @pytest.mark.parametrize(("clock", "inc"), [(10.0, 0.1), (5.0, 0.05), (1.0, 0.0), (0.2, 0.05), (0.05, 0.05)])
 def test_budget_stays_within_the_clock(clock: float, inc: float) -> None:
-    optimum, maximum = time_budget(Limits(wtime=clock, winc=inc), chess.WHITE, 0.03)
+    optimum, maximum = time_budget(Limits(wtime=clock, winc=inc, move_overhead=0.03), chess.WHITE)
     assert 0 < optimum <= maximum
     assert maximum <= max(0.005, 0.7 * (clock - 0.03))
     # Black's clock is the one read when Black is to move.
-    assert time_budget(Limits(wtime=100.0, btime=clock, binc=inc), chess.BLACK, 0.03) == (optimum, maximum)
+    black = Limits(wtime=100.0, btime=clock, binc=inc, move_overhead=0.03)
+    assert time_budget(black, chess.BLACK) == (optimum, maximum)
 
 
 @pytest.mark.parametrize(("base", "inc", "actual_overhead"), [(5.0, 0.05, 0.03), (10.0, 0.1, 0.03), (2.0, 0.05, 0.02)])
@@ -30,15 +31,15 @@ def test_clock_settles_at_a_reserve_when_each_move_uses_its_optimum(base: float,
     # not drain below several increments (it fell to a flag at 5+0.05 with the old formula).
     clock = base
     for _ in range(300):
-        optimum, _ = time_budget(Limits(wtime=clock, winc=inc), chess.WHITE, 0.03)
+        optimum, _ = time_budget(Limits(wtime=clock, winc=inc, move_overhead=0.03), chess.WHITE)
         clock = clock - optimum - actual_overhead + inc
         assert clock > 0
     assert clock > 4 * inc
 
 
 def test_moves_to_go_spends_more_per_move_with_fewer_moves_left() -> None:
-    few, _ = time_budget(Limits(wtime=10.0, movestogo=5), chess.WHITE, 0.03)
-    many, _ = time_budget(Limits(wtime=10.0, movestogo=30), chess.WHITE, 0.03)
+    few, _ = time_budget(Limits(wtime=10.0, movestogo=5, move_overhead=0.03), chess.WHITE)
+    many, _ = time_budget(Limits(wtime=10.0, movestogo=30, move_overhead=0.03), chess.WHITE)
     assert few > many
-    last, last_max = time_budget(Limits(wtime=10.0, movestogo=1), chess.WHITE, 0.03)
+    last, last_max = time_budget(Limits(wtime=10.0, movestogo=1, move_overhead=0.03), chess.WHITE)
     assert last_max == pytest.approx(0.7 * 9.97)

@@ -178,9 +178,7 @@ class UciEngine:
         try:
             from garfish.engine.search import Searcher
 
-            searcher = Searcher(self.values["Hash"])
-            searcher.move_overhead = self.values["Move Overhead"] / 1000.0
-            self.searcher = searcher
+            self.searcher = Searcher(self.values["Hash"])
         except Exception:  # reported on isready/go, never swallowed
             self.load_error = traceback.format_exc()
         finally:
@@ -288,11 +286,8 @@ class UciEngine:
         elif option.name == "UCI_Chess960":
             self.chess960 = bool(parsed)
             self.board.chess960 = self.chess960
-        elif option.name in ("Hash", "Move Overhead") and self.wait_loaded():
-            if option.name == "Hash":
-                self.searcher.resize_hash(parsed)
-            else:
-                self.searcher.move_overhead = parsed / 1000.0
+        elif option.name == "Hash" and self.wait_loaded():
+            self.searcher.resize_hash(parsed)
 
     def cmd_ucinewgame(self, args: list[str]) -> None:
         """A new game: clear the TT and histories."""
@@ -340,6 +335,7 @@ class UciEngine:
             infinite=params.get("infinite", False),
             ponder=params.get("ponder", False),
             searchmoves=params.get("searchmoves", []),
+            move_overhead=self.values["Move Overhead"] / 1000.0,
         )
         if not any((limits.movetime is not None, limits.wtime is not None, limits.depth, limits.nodes,
                     limits.mate, limits.ponder)):

@@ -11,17 +11,42 @@ from __future__ import annotations
 import sys
 import threading
 import traceback
-from typing import Any, Callable, Optional, TextIO
+from typing import TYPE_CHECKING, Any, Callable, Optional, TextIO, Union
 
 import chess
 import chess.polyglot
 
 from garfish.uci.options import OPTIONS, OptionError, find_option
 
+if TYPE_CHECKING:  # at run time the engine loads on a background thread, after `uciok`
+    from garfish.engine.types import Limits
+
 ENGINE_NAME = "Garfish 0.1.0"
 ENGINE_AUTHOR = "the Garfish developers"
 
-GO_INT_PARAMS = ("wtime", "btime", "winc", "binc", "movestogo", "depth", "nodes", "mate", "movetime", "perft")
+def milliseconds(value: int) -> float:
+    """A time the GUI sent in milliseconds, in seconds (a negative time counts as none left)."""
+    return max(0, value) / 1000.0
+
+
+def at_least_one(value: int) -> int:
+    """A depth, node or mate limit: 0 or less means the smallest search, not none."""
+    return max(1, value)
+
+
+# The numeric `go` parameters but perft, each with how its number becomes the Limits field of the same name.
+GO_NUMBER_TO_LIMIT: dict[str, Callable[[int], Union[int, float, None]]] = {
+    "wtime": milliseconds,
+    "btime": milliseconds,
+    "winc": milliseconds,
+    "binc": milliseconds,
+    "movetime": milliseconds,
+    "movestogo": lambda value: value if value > 0 else None,  # 0 or less: no moves-to-go, sudden death
+    "depth": at_least_one,
+    "nodes": at_least_one,
+    "mate": at_least_one,
+}
+GO_INT_PARAMS = (*GO_NUMBER_TO_LIMIT, "perft")
 GO_FLAGS = ("infinite", "ponder")
 GO_KEYWORDS = GO_INT_PARAMS + GO_FLAGS + ("searchmoves",)
 
@@ -88,42 +113,62 @@ def parse_position(args: list[str], chess960: bool) -> chess.Board:
     return board
 
 
-def parse_go(args: list[str], board: chess.Board, warn: Callable[[str], None]) -> dict[str, Any]:
-    """Read `go` parameters into a dict (times in ms, as sent); report and skip malformed ones."""
-    params: dict[str, Any] = {}
+def parse_go(args: list[str], board: chess.Board, warn: Callable[[str], None]) -> tuple[Limits, Optional[int]]:
+    """Read `go` parameters into Limits (times in seconds) and the depth of `go perft N` (None
+    without perft); report malformed parameters through warn and skip them."""
+    from garfish.engine.types import Limits  # not at import: `uciok` comes before any engine module loads
+
+    limits = Limits()
+    perft: Optional[int] = None
     i = 0
     while i < len(args):
         token = args[i]
         if token in GO_FLAGS:
-            params[token] = True
+            setattr(limits, token, True)
             i += 1
         elif token in GO_INT_PARAMS:
             if i + 1 >= len(args):
                 warn(f"go {token} needs a number")
                 i += 1
                 continue
-            try:
-                params[token] = int(args[i + 1])
-            except ValueError:
-                try:
-                    params[token] = int(float(args[i + 1]))
-                except (ValueError, OverflowError):
-                    warn(f"go {token} needs a finite number, not '{args[i + 1]}'")
+            number = parse_number(args[i + 1])
+            if number is None:
+                warn(f"go {token} needs a finite number, not '{args[i + 1]}'")
+            elif token == "perft":
+                perft = number
+            else:
+                setattr(limits, token, GO_NUMBER_TO_LIMIT[token](number))
             i += 2
         elif token == "searchmoves":
             i += 1
-            moves = []
+            limits.searchmoves = []
             while i < len(args) and args[i] not in GO_KEYWORDS:
                 try:
-                    moves.append(board.parse_uci(args[i]))
+                    limits.searchmoves.append(board.parse_uci(args[i]))
                 except ValueError:
                     warn(f"searchmoves: '{args[i]}' is not a legal move here")
                 i += 1
-            params["searchmoves"] = moves
         else:
             warn(f"unknown go parameter '{token}'")
             i += 1
-    return params
+    if (limits.wtime is None) != (limits.btime is None):
+        # A clock for one side only: the other side's missing clock counts as empty.
+        limits.wtime, limits.btime = limits.wtime or 0.0, limits.btime or 0.0
+    if not any((limits.movetime is not None, limits.wtime is not None, limits.depth, limits.nodes, limits.mate,
+                limits.ponder)):
+        limits.infinite = True  # a bare `go` searches until `stop`
+    return limits, perft
+
+
+def parse_number(text: str) -> Optional[int]:
+    """An integer as a GUI may send it ("1500", "1.5e3", "-0"), or None when it is not a finite number."""
+    try:
+        return int(text)
+    except ValueError:
+        try:
+            return int(float(text))
+        except (ValueError, OverflowError):
+            return None
 
 
 class UciEngine:
@@ -305,41 +350,14 @@ class UciEngine:
     def cmd_go(self, args: list[str]) -> None:
         """Start a search on the worker thread (or run `go perft N`)."""
         self.finish_search()
-        params = parse_go(args, self.board, lambda text: self.info(f"error: {text}"))
-        if "perft" in params:
-            self.run_perft(params["perft"])
+        limits, perft = parse_go(args, self.board, lambda text: self.info(f"error: {text}"))
+        if perft is not None:
+            self.run_perft(perft)
             return
         if not self.wait_loaded():
             self.send("bestmove 0000")
             return
-        from garfish.engine.types import Limits
-
-        def seconds(key: str) -> Optional[float]:
-            value = params.get(key)
-            return None if value is None else max(0, value) / 1000.0
-
-        wtime, btime = seconds("wtime"), seconds("btime")
-        if (wtime is None) != (btime is None):
-            # A clock for one side only: the other side's missing clock counts as empty.
-            wtime, btime = wtime or 0.0, btime or 0.0
-        limits = Limits(
-            movetime=seconds("movetime"),
-            wtime=wtime,
-            btime=btime,
-            winc=seconds("winc") or 0.0,
-            binc=seconds("binc") or 0.0,
-            movestogo=params.get("movestogo") if params.get("movestogo", 0) > 0 else None,
-            depth=max(1, params["depth"]) if "depth" in params else None,
-            nodes=max(1, params["nodes"]) if "nodes" in params else None,
-            mate=max(1, params["mate"]) if "mate" in params else None,
-            infinite=params.get("infinite", False),
-            ponder=params.get("ponder", False),
-            searchmoves=params.get("searchmoves", []),
-            move_overhead=self.values["Move Overhead"] / 1000.0,
-        )
-        if not any((limits.movetime is not None, limits.wtime is not None, limits.depth, limits.nodes,
-                    limits.mate, limits.ponder)):
-            limits.infinite = True  # a bare `go` searches until `stop`
+        limits.move_overhead = self.values["Move Overhead"] / 1000.0
         # A fresh flag per search, made before its thread starts: a stop that follows at once is never lost.
         self.stop_flag = threading.Event()
         self.release.clear()
@@ -348,7 +366,7 @@ class UciEngine:
                                               name="garfish-search", daemon=True)
         self.search_thread.start()
 
-    def _search(self, board: chess.Board, limits: Any, stop: threading.Event) -> None:
+    def _search(self, board: chess.Board, limits: Limits, stop: threading.Event) -> None:
         """Worker thread: search, report, and print exactly one bestmove."""
         result = None
         try:

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import io
+from typing import Iterator
+
 import chess
 import pytest
 
+from garfish.engine.search import SearchResult
 from garfish.engine.types import Limits
-from garfish.uci.protocol import parse_go
+from garfish.uci.options import OptionError, Spin
+from garfish.uci.protocol import UciEngine, parse_go
 
 
 def go(line: str, board: chess.Board | None = None) -> tuple[Limits, int | None, list[str]]:
@@ -58,3 +63,95 @@ def test_go_perft_comes_back_beside_the_limits() -> None:
     assert go("perft -1")[1] == -1  # run_perft refuses it with a message
     _, perft, warnings = go("perft abc")
     assert perft is None and warnings == ["go perft needs a finite number, not 'abc'"]
+
+
+# --------------------------------------------------------------------------- a UciEngine on string streams
+class Session:
+    """One UciEngine writing to a string: send it lines, read back what it printed since last time."""
+
+    def __init__(self) -> None:
+        self.out = io.StringIO()
+        self.engine = UciEngine(self.out)
+        self.read = 0
+
+    def send(self, *lines: str) -> list[str]:
+        """Handle the lines, let a search they started finish (stopping an infinite one), return the output."""
+        for line in lines:
+            self.engine.handle(line)
+        self.engine.finish_search()
+        return self.output()
+
+    def output(self) -> list[str]:
+        """Lines printed since the last call."""
+        with self.engine.out_lock:
+            text = self.out.getvalue()
+        new, self.read = text[self.read:], len(text)
+        return new.splitlines()
+
+
+@pytest.fixture
+def session() -> Iterator[Session]:
+    started = Session()
+    started.send("isready")
+    try:
+        yield started
+    finally:
+        started.engine.handle("quit")
+
+
+def errors(lines: list[str]) -> list[str]:
+    return [line for line in lines if line.startswith("info string error")]
+
+
+def bestmoves(lines: list[str]) -> list[str]:
+    return [line.split()[1] for line in lines if line.startswith("bestmove")]
+
+
+def test_options_are_listed_from_their_declarations(session: Session) -> None:
+    lines = session.send("uci")
+    assert [line for line in lines if line.startswith("option")] == [
+        "option name Hash type spin default 16 min 1 max 32768",
+        "option name Clear Hash type button",
+        "option name Threads type spin default 1 min 1 max 512",
+        "option name Move Overhead type spin default 30 min 0 max 5000",
+        "option name Ponder type check default false",
+        "option name UCI_Chess960 type check default false",
+    ]
+    assert lines[-1] == "uciok"
+
+
+def test_setoption_carries_out_the_value_through_the_declared_handler(session: Session) -> None:
+    engine = session.engine
+    assert engine.searcher is not None
+    assert not errors(session.send("setoption name hash value 2"))
+    assert engine.hash.value == 2 and engine.searcher.tt.megabytes == 2
+    lines = session.send("setoption name Hash value 0", "setoption name Hash value x")
+    assert len(errors(lines)) == 2 and engine.hash.value == 2 and engine.searcher.tt.megabytes == 2
+    assert not errors(session.send("setoption name UCI_Chess960 value true"))
+    assert engine.chess960 and engine.board.chess960
+    assert session.send("setoption name Threads value 4") == ["info string Threads 4: Garfish searches with one thread"]
+
+
+def test_move_overhead_reaches_the_search_in_its_limits(session: Session, monkeypatch: pytest.MonkeyPatch) -> None:
+    searcher = session.engine.searcher
+    assert searcher is not None
+    seen: list[Limits] = []
+    search = searcher.search
+
+    def spy(board: chess.Board, limits: Limits, **kwargs: object) -> SearchResult:
+        seen.append(limits)
+        return search(board, limits, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(searcher, "search", spy)
+    session.send("setoption name Move Overhead value 120", "go depth 1")
+    assert seen[-1].move_overhead == pytest.approx(0.12) and seen[-1].depth == 1
+
+
+def test_a_failed_effect_keeps_the_previous_value() -> None:
+    def refuse(value: int) -> None:
+        raise OptionError(f"cannot use {value}")
+
+    option = Spin("Size", 4, on_change=refuse, min=1, max=9)
+    with pytest.raises(OptionError):
+        option.set(option.parse("8"))
+    assert option.value == 4

@@ -1,76 +1,112 @@
-"""UCI options, declared once as typed data: the `uci` listing and `setoption` both use it."""
+"""UCI options as typed data: each is declared once, with its on-change handler, and the
+`uci` listing, `setoption` validation and the option's effect all come from that declaration."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Optional, Union
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar, Generic, Iterable, Optional, TypeVar
 
-Value = Union[int, bool, str, None]
+T = TypeVar("T")
 
 
 class OptionError(ValueError):
-    """A setoption that names no option or gives a value out of range."""
+    """A setoption that names no option, gives a value out of range, or whose effect failed."""
 
 
 @dataclass
-class Option:
-    """One UCI option: its type, default and limits."""
+class Option(Generic[T]):
+    """One UCI option: its default, current value and the handler that carries out a new value."""
 
     name: str
-    type: str  # "spin", "check", "button", "string"
-    default: Value = None
-    min: Optional[int] = None
-    max: Optional[int] = None
+    default: T
     help: str = ""
+    on_change: Optional[Callable[[T], None]] = None
+    """Called with a new value before it is kept; raises OptionError when the effect cannot be
+    carried out, and must then leave the previous working state."""
+    value: T = field(init=False)
+    kind: ClassVar[str] = ""  # the UCI type: "spin", "check", "button"
+
+    def __post_init__(self) -> None:
+        self.value = self.default
 
     def declaration(self) -> str:
         """The `option ...` line sent in reply to `uci`."""
-        line = f"option name {self.name} type {self.type}"
-        if self.type == "check":
-            line += f" default {'true' if self.default else 'false'}"
-        elif self.type == "spin":
-            line += f" default {self.default} min {self.min} max {self.max}"
-        elif self.type == "string":
-            line += f" default {self.default if self.default not in (None, '') else '<empty>'}"
-        return line
+        return f"option name {self.name} type {self.kind}"
 
-    def parse(self, text: Optional[str]) -> Value:
+    def parse(self, text: Optional[str]) -> T:
         """Turn setoption's value text into a typed value, or raise OptionError saying why."""
-        if self.type == "button":
-            return None
         if text is None:
             raise OptionError(f"option '{self.name}' needs a value")
-        if self.type == "check":
-            lowered = text.strip().lower()
-            if lowered not in ("true", "false"):
-                raise OptionError(f"option '{self.name}' takes true or false, not '{text}'")
-            return lowered == "true"
-        if self.type == "spin":
-            try:
-                number = int(text.strip())
-            except ValueError:
-                raise OptionError(f"option '{self.name}' takes an integer, not '{text}'") from None
-            assert self.min is not None and self.max is not None
-            if not self.min <= number <= self.max:
-                raise OptionError(f"option '{self.name}' must be between {self.min} and {self.max}, not {number}")
-            return number
-        return text
+        return self.read(text.strip())
+
+    def read(self, text: str) -> T:
+        """The typed value of a value text, or OptionError."""
+        raise NotImplementedError
+
+    def set(self, value: T) -> None:
+        """Carry out a parsed value through on_change, then keep it; on OptionError the old value stays."""
+        if self.on_change is not None:
+            self.on_change(value)
+        self.value = value
 
 
-OPTIONS = [
-    Option("Hash", "spin", 16, 1, 32768, "transposition table size in MB"),
-    Option("Clear Hash", "button", help="empty the transposition table"),
-    Option("Threads", "spin", 1, 1, 512, "search threads (Garfish searches with one)"),
-    Option("Move Overhead", "spin", 30, 0, 5000, "milliseconds kept back per move for GUI and network lag"),
-    Option("Ponder", "check", False, help="the GUI may send go ponder"),
-    Option("UCI_Chess960", "check", False, help="Chess960 castling notation (king takes rook)"),
-]
+@dataclass
+class Spin(Option[int]):
+    """An integer between min and max."""
+
+    min: int = field(kw_only=True)
+    max: int = field(kw_only=True)
+    kind: ClassVar[str] = "spin"
+
+    def declaration(self) -> str:
+        """The `option ...` line, with default and range."""
+        return f"{super().declaration()} default {self.default} min {self.min} max {self.max}"
+
+    def read(self, text: str) -> int:
+        """The integer, within range."""
+        try:
+            number = int(text)
+        except ValueError:
+            raise OptionError(f"option '{self.name}' takes an integer, not '{text}'") from None
+        if not self.min <= number <= self.max:
+            raise OptionError(f"option '{self.name}' must be between {self.min} and {self.max}, not {number}")
+        return number
 
 
-def find_option(name: str) -> Option:
+@dataclass
+class Check(Option[bool]):
+    """true or false."""
+
+    kind: ClassVar[str] = "check"
+
+    def declaration(self) -> str:
+        """The `option ...` line, with default."""
+        return f"{super().declaration()} default {'true' if self.default else 'false'}"
+
+    def read(self, text: str) -> bool:
+        """True or False from 'true' or 'false' (any case)."""
+        lowered = text.lower()
+        if lowered not in ("true", "false"):
+            raise OptionError(f"option '{self.name}' takes true or false, not '{text}'")
+        return lowered == "true"
+
+
+@dataclass
+class Button(Option[None]):
+    """An action without a value."""
+
+    default: None = None
+    kind: ClassVar[str] = "button"
+
+    def parse(self, text: Optional[str]) -> None:
+        """Nothing to read: a button ignores any value."""
+        return None
+
+
+def find_option(options: Iterable[Option[Any]], name: str) -> Option[Any]:
     """The option with this name (case-insensitive, as the UCI protocol says), or OptionError."""
     wanted = " ".join(name.split()).lower()
-    for option in OPTIONS:
+    for option in options:
         if option.name.lower() == wanted:
             return option
     raise OptionError(f"no such option '{name}'")

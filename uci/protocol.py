@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, TextIO, Union
 import chess
 import chess.polyglot
 
-from garfish.uci.options import OPTIONS, OptionError, find_option
+from garfish.uci.options import Button, Check, Option, OptionError, Spin, find_option
 
 if TYPE_CHECKING:  # at run time the engine loads on a background thread, after `uciok`
+    from garfish.engine.search import SearchInfo, Searcher
     from garfish.engine.types import Limits
 
 ENGINE_NAME = "Garfish 0.1.0"
@@ -177,11 +178,23 @@ class UciEngine:
     def __init__(self, out: TextIO = sys.stdout) -> None:
         self.out = out
         self.out_lock = threading.Lock()
-        self.chess960 = False
         self.board = chess.Board()
         self.debug = False
-        self.values: dict[str, Any] = {option.name: option.default for option in OPTIONS}
-        self.searcher: Any = None
+        # The options, declared once: the `uci` listing, setoption's checks and each one's effect.
+        self.hash = Spin("Hash", 16, "transposition table size in MB", self.set_hash, min=1, max=32768)
+        self.move_overhead = Spin("Move Overhead", 30, "milliseconds kept back per move for GUI and network lag",
+                                  min=0, max=5000)
+        self.uci_chess960 = Check("UCI_Chess960", False, "Chess960 castling notation (king takes rook)",
+                                  self.set_chess960)
+        self.options: list[Option[Any]] = [
+            self.hash,
+            Button("Clear Hash", help="empty the transposition table", on_change=self.clear_hash),
+            Spin("Threads", 1, "search threads (Garfish searches with one)", self.set_threads, min=1, max=512),
+            self.move_overhead,
+            Check("Ponder", False, "the GUI may send go ponder (Garfish always can ponder)"),
+            self.uci_chess960,
+        ]
+        self.searcher: Optional[Searcher] = None
         self.load_error: Optional[str] = None
         self.loaded = threading.Event()
         self.search_thread: Optional[threading.Thread] = None
@@ -223,19 +236,23 @@ class UciEngine:
         try:
             from garfish.engine.search import Searcher
 
-            self.searcher = Searcher(self.values["Hash"])
+            self.searcher = Searcher(self.hash.value)
         except Exception:  # reported on isready/go, never swallowed
             self.load_error = traceback.format_exc()
         finally:
             self.loaded.set()
 
-    def wait_loaded(self) -> bool:
-        """Block until the engine is built; False (after reporting why) if it failed."""
+    def wait_loaded(self) -> Optional[Searcher]:
+        """Block until the engine is built; the searcher, or None (after reporting why) if it failed."""
         self.loaded.wait()
         if self.load_error is not None:
             self.info("error: the engine failed to load: " + self.load_error.strip().splitlines()[-1])
-            return False
-        return True
+        return self.searcher
+
+    @property
+    def chess960(self) -> bool:
+        """Whether moves are written in Chess960 notation (king takes rook)."""
+        return self.uci_chess960.value
 
     def searching(self) -> bool:
         """True while a search thread is alive."""
@@ -289,7 +306,7 @@ class UciEngine:
         """Identify the engine and list its options."""
         self.send(f"id name {ENGINE_NAME}")
         self.send(f"id author {ENGINE_AUTHOR}")
-        for option in OPTIONS:
+        for option in self.options:
             self.send(option.declaration())
         self.send("uciok")
 
@@ -316,30 +333,42 @@ class UciEngine:
         else:
             name, value = " ".join(args[1:]), None
         try:
-            option = find_option(name)
+            option = find_option(self.options, name)
             parsed = option.parse(value)
+            self.finish_search()
+            option.set(parsed)
         except OptionError as exc:
             raise UciError(str(exc)) from None
-        self.finish_search()
-        if option.name == "Clear Hash":
-            if self.wait_loaded():
-                self.searcher.tt.clear()
-            return
-        self.values[option.name] = parsed
-        if option.name == "Threads" and parsed != 1:
-            self.info(f"Threads {parsed}: Garfish searches with one thread")
-        elif option.name == "UCI_Chess960":
-            self.chess960 = bool(parsed)
-            self.board.chess960 = self.chess960
-        elif option.name == "Hash" and self.wait_loaded():
-            self.searcher.resize_hash(parsed)
+
+    # ----------------------------------------------------------------- option handlers
+    def set_hash(self, megabytes: int) -> None:
+        """Hash: resize (and so clear) the transposition table."""
+        searcher = self.wait_loaded()
+        if searcher is not None:
+            searcher.resize_hash(megabytes)
+
+    def clear_hash(self, _: None) -> None:
+        """Clear Hash: empty the transposition table."""
+        searcher = self.wait_loaded()
+        if searcher is not None:
+            searcher.tt.clear()
+
+    def set_threads(self, threads: int) -> None:
+        """Threads: accepted for GUIs that send it; the search has one thread."""
+        if threads != 1:
+            self.info(f"Threads {threads}: Garfish searches with one thread")
+
+    def set_chess960(self, on: bool) -> None:
+        """UCI_Chess960: the current board and the next ones use Chess960 castling."""
+        self.board.chess960 = on
 
     def cmd_ucinewgame(self, args: list[str]) -> None:
         """A new game: clear the TT and histories."""
         self.finish_search()
         self.board = chess.Board(chess960=self.chess960)
-        if self.wait_loaded():
-            self.searcher.new_game()
+        searcher = self.wait_loaded()
+        if searcher is not None:
+            searcher.new_game()
 
     def cmd_position(self, args: list[str]) -> None:
         """position startpos|fen <FEN> [moves ...]: all or nothing."""
@@ -354,24 +383,25 @@ class UciEngine:
         if perft is not None:
             self.run_perft(perft)
             return
-        if not self.wait_loaded():
+        searcher = self.wait_loaded()
+        if searcher is None:
             self.send("bestmove 0000")
             return
-        limits.move_overhead = self.values["Move Overhead"] / 1000.0
+        limits.move_overhead = self.move_overhead.value / 1000.0
         # A fresh flag per search, made before its thread starts: a stop that follows at once is never lost.
         self.stop_flag = threading.Event()
         self.release.clear()
         board = self.board.copy()
-        self.search_thread = threading.Thread(target=self._search, args=(board, limits, self.stop_flag),
+        self.search_thread = threading.Thread(target=self._search, args=(searcher, board, limits, self.stop_flag),
                                               name="garfish-search", daemon=True)
         self.search_thread.start()
 
-    def _search(self, board: chess.Board, limits: Limits, stop: threading.Event) -> None:
+    def _search(self, searcher: Searcher, board: chess.Board, limits: Limits, stop: threading.Event) -> None:
         """Worker thread: search, report, and print exactly one bestmove."""
         result = None
         try:
-            result = self.searcher.search(board, limits, on_info=lambda info: self.send(self.info_line(board, info)),
-                                          stop=stop)
+            result = searcher.search(board, limits, on_info=lambda info: self.send(self.info_line(board, info)),
+                                     stop=stop)
         except Exception:
             for text in traceback.format_exc().strip().splitlines():
                 self.info("error: search failed: " + text)
@@ -394,7 +424,7 @@ class UciEngine:
             board.pop()
         self.send(line)
 
-    def info_line(self, board: chess.Board, info: Any) -> str:
+    def info_line(self, board: chess.Board, info: SearchInfo) -> str:
         """Format a search report as an `info` line (PV moves checked for legality)."""
         mate = info.mate
         score = f"mate {mate}" if mate is not None else f"cp {info.score}"
@@ -440,7 +470,7 @@ class UciEngine:
 
     def cmd_eval(self, args: list[str]) -> None:
         """Print the static evaluation of the current position."""
-        if self.wait_loaded():
+        if self.wait_loaded() is not None:
             from garfish.engine.evaluate import evaluate
 
             score = evaluate(self.board)
@@ -451,7 +481,7 @@ class UciEngine:
         """Run the bench and print its node count."""
         self.finish_search()
         depth = int(args[0]) if args and args[0].isdigit() else None
-        if self.wait_loaded():
+        if self.wait_loaded() is not None:
             from garfish.uci.tools import print_bench
 
             print_bench(depth, self.send)

@@ -63,13 +63,15 @@ class TranspositionTable:
         self.resize(megabytes)
 
     def resize(self, megabytes: int) -> None:
-        """Reallocate (and so clear) the table to use about this many megabytes."""
+        """Reallocate (and so clear) the table to use about this many megabytes. The new arrays
+        are allocated before the old ones are dropped: on MemoryError the old table is intact."""
         entries = max(BUCKET_SIZE, megabytes * 1024 * 1024 // ENTRY_BYTES)
-        self.n_buckets = entries // BUCKET_SIZE
-        self.keys = np.zeros(self.n_buckets * BUCKET_SIZE, dtype=np.uint64)
-        self.data = np.zeros(self.n_buckets * BUCKET_SIZE, dtype=np.uint64)
-        self._keys = memoryview(self.keys)
-        self._data = memoryview(self.data)
+        n_buckets = entries // BUCKET_SIZE
+        keys = np.zeros(n_buckets * BUCKET_SIZE, dtype=np.uint64)
+        data = np.zeros(n_buckets * BUCKET_SIZE, dtype=np.uint64)
+        self.n_buckets, self.keys, self.data = n_buckets, keys, data
+        self._keys = memoryview(keys)
+        self._data = memoryview(data)
         self.megabytes = megabytes
 
     def clear(self) -> None:

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import io
+import time
 from typing import Iterator
 
 import chess
 import pytest
 
+import garfish.engine.tt
 from garfish.engine.search import SearchResult
 from garfish.engine.types import Limits
 from garfish.uci.options import OptionError, Spin
-from garfish.uci.protocol import UciEngine, parse_go
+from garfish.uci.protocol import UciEngine, fallback_move, parse_go
 
 
 def go(line: str, board: chess.Board | None = None) -> tuple[Limits, int | None, list[str]]:
@@ -155,3 +157,114 @@ def test_a_failed_effect_keeps_the_previous_value() -> None:
     with pytest.raises(OptionError):
         option.set(option.parse("8"))
     assert option.value == 4
+
+
+# --------------------------------------------------------------------------- failures leave a working engine
+AFTER_E4 = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"
+
+
+def assert_plays_legal_moves(session: Session) -> list[str]:
+    """go depth 2 and go infinite + stop answer legal moves (never 0000 here); return all output."""
+    lines = session.send("position startpos moves e2e4", "go depth 2")
+    session.engine.handle("go infinite")
+    time.sleep(0.1)
+    early = session.output()
+    assert not bestmoves(early), early  # UCI: no bestmove before stop, even without a search
+    lines += early + session.send("stop")
+    moves = bestmoves(lines)
+    assert len(moves) == 2 and all(chess.Move.from_uci(m) in chess.Board(AFTER_E4).legal_moves for m in moves), lines
+    return lines
+
+
+def test_a_search_that_raises_still_plays_a_legal_move(session: Session, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args: object, **kwargs: object) -> SearchResult:
+        raise RuntimeError("a bug in the search")
+
+    monkeypatch.setattr(session.engine.searcher, "search", broken)
+    lines = assert_plays_legal_moves(session)
+    assert any("search failed" in line and "RuntimeError: a bug in the search" in line for line in errors(lines))
+
+
+def test_an_engine_that_failed_to_load_still_plays_legal_moves(monkeypatch: pytest.MonkeyPatch) -> None:
+    import garfish.engine.search
+
+    def unloadable(hash_mb: int = 16) -> None:
+        raise RuntimeError("the kernels did not compile")
+
+    monkeypatch.setattr(garfish.engine.search, "Searcher", unloadable)
+    session = Session()
+    try:
+        lines = session.send("isready")
+        assert errors(lines) == ["info string error: the engine failed to load: RuntimeError: the kernels did not "
+                                 "compile"] and lines[-1] == "readyok"
+        # Options, a new game and Clear Hash say why they do nothing, but fail no command.
+        lines = session.send("setoption name Hash value 8", "setoption name Clear Hash", "ucinewgame")
+        assert len(errors(lines)) == 3 and all("failed to load" in line for line in lines)
+        assert_plays_legal_moves(session)
+    finally:
+        session.engine.handle("quit")
+
+
+def test_without_memory_for_the_hash_the_engine_starts_with_the_smallest(monkeypatch: pytest.MonkeyPatch) -> None:
+    import garfish.engine.search
+
+    real = garfish.engine.search.Searcher
+
+    class Tight(real):  # type: ignore[valid-type, misc]
+        def __init__(self, hash_mb: int = 16) -> None:
+            if hash_mb > 1:
+                raise MemoryError(f"Unable to allocate {hash_mb} MB")
+            super().__init__(hash_mb)
+
+    monkeypatch.setattr(garfish.engine.search, "Searcher", Tight)
+    session = Session()
+    try:
+        lines = session.send("isready")
+        assert errors(lines) == ["info string error: no memory for a 16 MB hash table (Unable to allocate 16 MB); "
+                                 "using 1 MB"]
+        searcher = session.engine.searcher
+        assert searcher is not None and searcher.tt.megabytes == 1 and session.engine.hash.value == 1
+        assert not errors(assert_plays_legal_moves(session))
+    finally:
+        session.engine.handle("quit")
+
+
+def test_a_hash_that_cannot_be_allocated_keeps_the_old_table(session: Session,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    searcher = session.engine.searcher
+    assert searcher is not None
+    table = searcher.tt
+    session.send("go depth 3")
+    filled = table.keys.copy()
+    assert filled.any()
+
+    def no_memory(*args: object, **kwargs: object) -> None:
+        raise MemoryError("Unable to allocate 32.0 GiB")
+
+    monkeypatch.setattr(garfish.engine.tt.np, "zeros", no_memory)
+    lines = session.send("setoption name Hash value 32768")
+    assert errors(lines) == ["info string error: could not resize the hash table to 32768 MB (Unable to allocate "
+                             "32.0 GiB); keeping the 16 MB table"]
+    assert session.engine.hash.value == 16 and table.megabytes == 16 and (table.keys == filled).all()
+    stored = int(filled[filled != 0][0])
+    assert table.probe(stored), "the table no longer finds its entries"
+    monkeypatch.undo()
+    assert not errors(session.send("setoption name Clear Hash", "ucinewgame"))
+    assert not errors(assert_plays_legal_moves(session))
+
+
+@pytest.mark.parametrize(("fen", "best"), [
+    ("6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1", "a1a8"),  # mate in one
+    ("4k3/8/8/3p4/4Q3/8/8/4K3 w - - 0 1", "e4d5"),  # a free pawn
+    ("4k3/8/2p5/3p4/8/8/3Q4/4K3 w - - 0 1", None),  # the pawn is defended: not Qxd5
+    ("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1", None),  # stalemate: no legal move at all
+])
+def test_fallback_move_is_a_cheap_sensible_choice(fen: str, best: str | None) -> None:
+    board = chess.Board(fen)
+    move = fallback_move(board)
+    if board.legal_moves.count() == 0:
+        assert move is None
+    elif best is not None:
+        assert move == chess.Move.from_uci(best)
+    else:
+        assert move is not None and move in board.legal_moves and move != chess.Move.from_uci("d2d5")

@@ -13,10 +13,11 @@ import math
 import queue
 import re
 import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass
-from typing import Callable, Iterator, Optional, Union
+from typing import Callable, Iterator, Optional, Sequence, Union
 
 import chess
 import pytest
@@ -37,9 +38,9 @@ class EngineDied(AssertionError):
 class UciPipe:
     """One engine process: write lines or raw bytes, read stdout lines with a timeout."""
 
-    def __init__(self) -> None:
+    def __init__(self, cmd: Sequence[str] = ENGINE_CMD) -> None:
         self.started = time.perf_counter()
-        self.proc = subprocess.Popen(list(ENGINE_CMD), cwd=str(ROOT), stdin=subprocess.PIPE,
+        self.proc = subprocess.Popen(list(cmd), cwd=str(ROOT), stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.lines: queue.Queue[Optional[str]] = queue.Queue()
         self.stderr: list[str] = []
@@ -178,12 +179,12 @@ def pool() -> Iterator[EnginePool]:
 
 
 @pytest.fixture
-def fresh() -> Iterator[Callable[[], UciPipe]]:
-    """Factory of private engine processes, all killed at teardown."""
+def fresh() -> Iterator[Callable[..., UciPipe]]:
+    """Factory of private engine processes (the engine, or the command given), all killed at teardown."""
     started: list[UciPipe] = []
 
-    def start() -> UciPipe:
-        pipe = UciPipe()
+    def start(cmd: Sequence[str] = ENGINE_CMD) -> UciPipe:
+        pipe = UciPipe(cmd)
         started.append(pipe)
         return pipe
 
@@ -515,6 +516,42 @@ def test_session_ends(fresh: Callable[[], UciPipe], how: str, when: str) -> None
                 break
             rest.append(line)
         assert sum(line.startswith("bestmove") for line in rest) <= 1
+
+
+# --------------------------------------------------------------------------- too little memory
+# Address space allowed to the engine process below. Measured: the engine peaks at 0.42-0.45 GB
+# of virtual memory (VmPeak; Python, NumPy, Numba and LLVM, with cached or freshly compiled
+# kernels, after a depth-5 search), so 2 GiB leaves room for other versions, thread stacks and
+# malloc arenas, while a 32 GiB hash table stays far out of reach.
+ENGINE_ADDRESS_SPACE = 2 * 1024**3
+
+
+def test_a_hash_table_too_big_for_memory_leaves_a_working_engine(fresh: Callable[..., UciPipe]) -> None:
+    resource = pytest.importorskip("resource")
+    assert resource.RLIMIT_AS  # Linux and most Unixes
+    limit = ENGINE_ADDRESS_SPACE
+    start = (f"import resource, runpy; resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit})); "
+             "runpy.run_module('garfish.uci', run_name='__main__')")
+    pipe = fresh([sys.executable, "-P", "-c", start])
+    pipe.send("uci")
+    pipe.read_until(lambda s: s == "uciok", 10)
+    # Straight away, while the engine loads: asking for 32 GiB must neither break the load ...
+    pipe.send("setoption name Hash value 32768")
+    notes = [line for line in pipe.isready(60) if line.startswith("info string")]
+    assert len(notes) == 1, notes
+    assert notes[0].startswith("info string error: could not resize the hash table to 32768 MB"), notes
+    assert notes[0].endswith("keeping the 16 MB table"), notes
+    # ... nor the search: legal moves, full-depth searches, no further error.
+    for commands, fen in ((["position startpos", "go depth 3"], START_FEN),
+                          (["setoption name Clear Hash", "ucinewgame", "position startpos moves e2e4", "go depth 3"],
+                           AFTER_E4),
+                          (["go infinite", "stop"], AFTER_E4)):
+        pipe.send(*commands)
+        token, seen = pipe.bestmove(30)
+        assert token != "0000" and chess.Move.from_uci(token) in chess.Board(fen).legal_moves, seen
+        assert not [line for line in seen if line.startswith("info string")], seen
+        assert any(line.startswith("info depth 3 ") for line in seen) or "go infinite" in commands, seen
+    assert pipe.alive(), pipe.describe()
 
 
 # --------------------------------------------------------------------------- fuzzing

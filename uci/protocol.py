@@ -19,7 +19,7 @@ import chess.polyglot
 from garfish.uci.options import Button, Check, Option, OptionError, Spin, find_option
 
 if TYPE_CHECKING:  # at run time the engine loads on a background thread, after `uciok`
-    from garfish.engine.search import SearchInfo, Searcher
+    from garfish.engine.search import SearchInfo, SearchResult, Searcher
     from garfish.engine.types import Limits
 
 ENGINE_NAME = "Garfish 0.1.0"
@@ -172,6 +172,34 @@ def parse_number(text: str) -> Optional[int]:
             return None
 
 
+# Piece values in pawns for fallback_move.
+FALLBACK_VALUE = {chess.PAWN: 1, chess.KNIGHT: 3, chess.BISHOP: 3, chess.ROOK: 5, chess.QUEEN: 9, chess.KING: 0}
+
+
+def fallback_move(board: chess.Board) -> Optional[chess.Move]:
+    """A legal move chosen without the engine, for when there is no search to ask: a mate in one,
+    else the most material won counting a piece landing on an attacked square as lost; None
+    when there is no legal move."""
+    best, best_gain = None, 0
+    for move in board.legal_moves:
+        moved = board.piece_type_at(move.from_square)
+        assert moved is not None
+        gain = FALLBACK_VALUE[board.piece_type_at(move.to_square) or chess.PAWN] if board.is_capture(move) else 0
+        if move.promotion:
+            gain += FALLBACK_VALUE[move.promotion] - 1
+            moved = move.promotion
+        board.push(move)
+        if board.is_checkmate():
+            board.pop()
+            return move
+        if board.is_attacked_by(board.turn, move.to_square):
+            gain -= FALLBACK_VALUE[moved]
+        board.pop()
+        if best is None or gain > best_gain:
+            best, best_gain = move, gain
+    return best
+
+
 class UciEngine:
     """State and command handlers of one UCI session."""
 
@@ -195,7 +223,8 @@ class UciEngine:
             self.uci_chess960,
         ]
         self.searcher: Optional[Searcher] = None
-        self.load_error: Optional[str] = None
+        self.load_error: Optional[str] = None  # why the engine could not be built, reported on each use
+        self.load_warning: Optional[str] = None  # how it was built otherwise than asked, reported once
         self.loaded = threading.Event()
         self.search_thread: Optional[threading.Thread] = None
         self.stop_flag = threading.Event()  # the running search's stop flag: set here, never by the search
@@ -232,11 +261,18 @@ class UciEngine:
         self.send("info string " + " ".join(text.split("\n")))
 
     def _load(self) -> None:
-        """Import and build the engine (Numba kernels load or compile here)."""
+        """Import and build the engine (Numba kernels load or compile here); without the memory
+        for the Hash asked, build it with the smallest table instead."""
         try:
             from garfish.engine.search import Searcher
 
-            self.searcher = Searcher(self.hash.value)
+            try:
+                self.searcher = Searcher(self.hash.value)
+            except MemoryError as exc:
+                self.searcher = Searcher(self.hash.min)
+                self.load_warning = (f"error: no memory for a {self.hash.value} MB hash table ({exc}); "
+                                     f"using {self.hash.min} MB")
+                self.hash.value = self.hash.min
         except Exception:  # reported on isready/go, never swallowed
             self.load_error = traceback.format_exc()
         finally:
@@ -245,6 +281,9 @@ class UciEngine:
     def wait_loaded(self) -> Optional[Searcher]:
         """Block until the engine is built; the searcher, or None (after reporting why) if it failed."""
         self.loaded.wait()
+        if self.load_warning is not None:
+            self.info(self.load_warning)
+            self.load_warning = None
         if self.load_error is not None:
             self.info("error: the engine failed to load: " + self.load_error.strip().splitlines()[-1])
         return self.searcher
@@ -342,10 +381,14 @@ class UciEngine:
 
     # ----------------------------------------------------------------- option handlers
     def set_hash(self, megabytes: int) -> None:
-        """Hash: resize (and so clear) the transposition table."""
+        """Hash: resize (and so clear) the transposition table; without the memory, keep the old one."""
         searcher = self.wait_loaded()
         if searcher is not None:
-            searcher.resize_hash(megabytes)
+            try:
+                searcher.resize_hash(megabytes)
+            except MemoryError as exc:
+                raise OptionError(f"could not resize the hash table to {megabytes} MB ({exc}); "
+                                  f"keeping the {searcher.tt.megabytes} MB table") from None
 
     def clear_hash(self, _: None) -> None:
         """Clear Hash: empty the transposition table."""
@@ -383,10 +426,7 @@ class UciEngine:
         if perft is not None:
             self.run_perft(perft)
             return
-        searcher = self.wait_loaded()
-        if searcher is None:
-            self.send("bestmove 0000")
-            return
+        searcher = self.wait_loaded()  # None (reported): the worker then plays a move chosen without it
         limits.move_overhead = self.move_overhead.value / 1000.0
         # A fresh flag per search, made before its thread starts: a stop that follows at once is never lost.
         self.stop_flag = threading.Event()
@@ -396,33 +436,39 @@ class UciEngine:
                                               name="garfish-search", daemon=True)
         self.search_thread.start()
 
-    def _search(self, searcher: Searcher, board: chess.Board, limits: Limits, stop: threading.Event) -> None:
+    def _search(self, searcher: Optional[Searcher], board: chess.Board, limits: Limits,
+                stop: threading.Event) -> None:
         """Worker thread: search, report, and print exactly one bestmove."""
         result = None
-        try:
-            result = searcher.search(board, limits, on_info=lambda info: self.send(self.info_line(board, info)),
-                                     stop=stop)
-        except Exception:
-            for text in traceback.format_exc().strip().splitlines():
-                self.info("error: search failed: " + text)
+        if searcher is not None:
+            try:
+                result = searcher.search(board, limits, on_info=lambda info: self.send(self.info_line(board, info)),
+                                         stop=stop)
+            except Exception:
+                for text in traceback.format_exc().strip().splitlines():
+                    self.info("error: search failed: " + text)
         if limits.infinite or limits.ponder:
             self.release.wait()  # UCI: no bestmove before stop (or ponderhit)
+        self.send(self.bestmove_line(board, result))
+
+    def bestmove_line(self, board: chess.Board, result: Optional[SearchResult]) -> str:
+        """The search's move (and ponder move) if legal; else, having said so, a legal move chosen
+        without the engine. `bestmove 0000` only when there is no legal move."""
         move = result.move if result is not None else None
-        if move is None or not board.is_legal(move):
-            legal = list(board.legal_moves)
-            move = legal[0] if legal else None
-            if result is not None and result.move is not None:
-                self.info("error: the search returned an illegal move; playing a legal one instead")
+        if move is not None and not board.is_legal(move):
+            self.info("error: the search returned an illegal move; playing a legal one instead")
+            move = None
         if move is None:
-            self.send("bestmove 0000")
-            return
+            move = fallback_move(board)
+            if move is None:
+                return "bestmove 0000"
         line = "bestmove " + board.uci(move, chess960=self.chess960)
         if result is not None and result.ponder is not None and result.move == move:
             board.push(move)
             if board.is_legal(result.ponder):
                 line += " ponder " + board.uci(result.ponder, chess960=self.chess960)
             board.pop()
-        self.send(line)
+        return line
 
     def info_line(self, board: chess.Board, info: SearchInfo) -> str:
         """Format a search report as an `info` line (PV moves checked for legality)."""

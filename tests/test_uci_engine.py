@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import threading
 import time
 from typing import Iterator
 
@@ -268,3 +269,27 @@ def test_fallback_move_is_a_cheap_sensible_choice(fen: str, best: str | None) ->
         assert move == chess.Move.from_uci(best)
     else:
         assert move is not None and move in board.legal_moves and move != chess.Move.from_uci("d2d5")
+
+
+def test_a_ponderhit_before_the_search_thread_starts_is_not_lost(session: Session,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    # A fast GUI can send ponderhit before the new search thread has run a line: the search must
+    # then start on the normal clock, not ponder on until stop (a loss on time).
+    searcher = session.engine.searcher
+    assert searcher is not None
+    gate = threading.Event()
+    search = searcher.search
+
+    def late_start(board: chess.Board, limits: Limits, **kwargs: object) -> SearchResult:
+        gate.wait()
+        return search(board, limits, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(searcher, "search", late_start)
+    session.engine.handle("go ponder wtime 300 btime 300")
+    session.engine.handle("ponderhit")
+    gate.set()
+    thread = session.engine.search_thread
+    assert thread is not None
+    thread.join(5)
+    assert not thread.is_alive(), "the search ponders on after ponderhit"
+    assert len(bestmoves(session.output())) == 1

@@ -227,6 +227,7 @@ class UciEngine:
         self.load_warning: Optional[str] = None  # how it was built otherwise than asked, reported once
         self.loaded = threading.Event()
         self.search_thread: Optional[threading.Thread] = None
+        self.search_limits: Optional[Limits] = None  # the limits handed to the search thread
         self.stop_flag = threading.Event()  # the running search's stop flag: set here, never by the search
         self.release = threading.Event()  # lets an infinite/ponder search print its bestmove
         self.commands: dict[str, Callable[[list[str]], Optional[bool]]] = {
@@ -432,6 +433,7 @@ class UciEngine:
         self.stop_flag = threading.Event()
         self.release.clear()
         board = self.board.copy()
+        self.search_limits = limits
         self.search_thread = threading.Thread(target=self._search, args=(searcher, board, limits, self.stop_flag),
                                               name="garfish-search", daemon=True)
         self.search_thread.start()
@@ -495,8 +497,12 @@ class UciEngine:
 
     def cmd_ponderhit(self, args: list[str]) -> None:
         """The pondered move was played: switch the search to the normal clock."""
-        if self.searching() and self.searcher is not None:
-            self.searcher.ponderhit()
+        if self.searching() and self.search_limits is not None:
+            # The limits first: a search thread that has not started yet reads them, one that
+            # has started hears it from searcher.ponderhit().
+            self.search_limits.ponder = False
+            if self.searcher is not None:
+                self.searcher.ponderhit()
             self.release.set()
 
     def cmd_quit(self, args: list[str]) -> bool:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
 import threading
 import time
 from typing import Iterator
@@ -293,3 +295,12 @@ def test_a_ponderhit_before_the_search_thread_starts_is_not_lost(session: Sessio
     thread.join(5)
     assert not thread.is_alive(), "the search ponders on after ponderhit"
     assert len(bestmoves(session.output())) == 1
+
+
+def test_the_protocol_loads_no_engine_module_before_uciok() -> None:
+    # uciok must not wait for Numba: the engine is imported on a background thread, and the
+    # protocol's types on the engine boundary are imported for type checking only.
+    code = ("import sys, garfish.uci.main, garfish.uci.protocol; "
+            "print(sorted(m for m in sys.modules if m.startswith(('numba', 'numpy', 'garfish.engine'))))")
+    loaded = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True, check=True)
+    assert loaded.stdout.strip() == "[]", loaded.stdout

@@ -219,7 +219,7 @@ class UciEngine:
             Button("Clear Hash", help="empty the transposition table", on_change=self.clear_hash),
             Spin("Threads", 1, "search threads (Garfish searches with one)", self.set_threads, min=1, max=512),
             self.move_overhead,
-            Check("Ponder", False, "the GUI may send go ponder (Garfish always can ponder)"),
+            Check("Ponder", False, "the GUI may send go ponder"),
             self.uci_chess960,
         ]
         self.searcher: Optional[Searcher] = None

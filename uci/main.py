@@ -1,6 +1,7 @@
 """The `garfish` command: the UCI engine, or `garfish bench [depth]`, `garfish perft ...`,
-`garfish epd SUITE ...` (test suites), `garfish match ...` (engine matches) or
-`garfish rating RATING=REPORT.json ...` (a rating from matches against rated opponents)."""
+`garfish epd SUITE ...` (test suites), `garfish match ...` (engine matches),
+`garfish rating RATING=REPORT.json ...` (a rating from matches against rated opponents) or
+`garfish wdl PGN ...` (fit the win/draw/loss model to an engine's games)."""
 
 from __future__ import annotations
 
@@ -62,12 +63,20 @@ def rating_command(args: list[str]) -> int:
     return rating_main(args)
 
 
+def wdl_command(args: list[str]) -> int:
+    """`garfish wdl PGN ...`: fit the win/draw/loss model to an engine's games."""
+    from garfish.arena.wdl import main as wdl_main
+
+    return wdl_main(args)
+
+
 COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "bench": bench_command,
     "perft": perft_command,
     "epd": epd_command,
     "match": match_command,
     "rating": rating_command,
+    "wdl": wdl_command,
 }
 
 

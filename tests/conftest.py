@@ -38,3 +38,13 @@ def data() -> Path:
     if folder is None:
         data_missing("shared test data not found: set GARFISH_DATA or put it at ../shared/data")
     return folder
+
+
+@pytest.fixture(scope="session")
+def books(data: Path) -> Path:
+    """The shared Polyglot books folder (performance.bin, lasker-trap.bin)."""
+    folder = data / "books" / "polyglot"
+    for name in ("performance.bin", "lasker-trap.bin"):
+        if not (folder / name).is_file():
+            data_missing(f"{folder / name} not found")
+    return folder

@@ -82,6 +82,9 @@ def test_handshake_identifies_garfish(engine: chess.engine.SimpleEngine) -> None
         ("Move Overhead", "spin", 30, 0, 5000),
         ("Ponder", "check", False, None, None),
         ("UCI_Chess960", "check", False, None, None),
+        ("OwnBook", "check", False, None, None),
+        ("BookFile", "string", "<empty>", None, None),  # python-chess keeps UCI's word for the empty string
+        ("BookBestMove", "check", False, None, None),
     ],
 )
 def test_options_are_declared(engine: chess.engine.SimpleEngine, name: str, type_: str,

@@ -121,6 +121,9 @@ def test_options_are_listed_from_their_declarations(session: Session) -> None:
         "option name Move Overhead type spin default 30 min 0 max 5000",
         "option name Ponder type check default false",
         "option name UCI_Chess960 type check default false",
+        "option name OwnBook type check default false",
+        "option name BookFile type string default <empty>",
+        "option name BookBestMove type check default false",
     ]
     assert lines[-1] == "uciok"
 

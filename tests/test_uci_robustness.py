@@ -311,6 +311,11 @@ CASES = [
     Case.text("setoption-overhead-negative", "setoption name Move Overhead value -1", E),
     Case.text("setoption-hash-lowercase", "setoption name hash value 8", B),
     Case.text("setoption-clear-hash", "setoption name Clear Hash", B),
+    Case.text("setoption-ownbook-maybe", "setoption name OwnBook value maybe", E),
+    Case.text("setoption-bookfile-missing", "setoption name BookFile value /no/such/book.bin", E),
+    Case.text("setoption-bookfile-directory", "setoption name BookFile value /", E),
+    Case.text("setoption-bookfile-device", "setoption name BookFile value /dev/zero", E),
+    Case.text("setoption-bookfile-empty", "setoption name BookFile value <empty>", B),
     Case.text("debug-maybe", "debug maybe", E),
     Case.text("debug-off", "debug off", B),
     Case.text("very-long-line", "x" * 100_000, E),
@@ -595,7 +600,8 @@ separator = st.sampled_from([" ", " ", " ", "  ", "\t", " \t "])
 
 
 GO_PARAMS = ["wtime", "btime", "winc", "binc", "movestogo", "depth", "nodes", "mate", "movetime", "perft"]
-OPTION_NAMES = ["Hash", "Clear Hash", "Threads", "Move Overhead", "Ponder", "UCI_Chess960", "hash", "Nope"]
+OPTION_NAMES = ["Hash", "Clear Hash", "Threads", "Move Overhead", "Ponder", "UCI_Chess960", "OwnBook", "BookFile",
+                "BookBestMove", "hash", "Nope"]
 plausible = st.one_of(
     st.builds(lambda moves: " ".join(["position startpos moves"] + moves),
               st.lists(st.sampled_from(MOVES), max_size=4)),

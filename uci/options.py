@@ -24,7 +24,7 @@ class Option(Generic[T]):
     """Called with a new value before it is kept; raises OptionError when the effect cannot be
     carried out, and must then leave the previous working state."""
     value: T = field(init=False)
-    kind: ClassVar[str] = ""  # the UCI type: "spin", "check", "button"
+    kind: ClassVar[str] = ""  # the UCI type: "spin", "check", "button", "string"
 
     def __post_init__(self) -> None:
         self.value = self.default
@@ -101,6 +101,27 @@ class Button(Option[None]):
     def parse(self, text: Optional[str]) -> None:
         """Nothing to read: a button ignores any value."""
         return None
+
+
+# How UCI writes an empty string value (Stockfish's `type string default <empty>`); GUIs send it back.
+EMPTY = "<empty>"
+
+
+@dataclass
+class String(Option[str]):
+    """Free text such as a file path; empty by default."""
+
+    default: str = ""
+    kind: ClassVar[str] = "string"
+
+    def declaration(self) -> str:
+        """The `option ...` line, with default (`<empty>` for the empty string)."""
+        return f"{super().declaration()} default {self.default or EMPTY}"
+
+    def parse(self, text: Optional[str]) -> str:
+        """The text as sent; no value, or `<empty>`, is the empty string."""
+        text = (text or "").strip()
+        return "" if text == EMPTY else text
 
 
 def find_option(options: Iterable[Option[Any]], name: str) -> Option[Any]:

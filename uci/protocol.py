@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, TextIO, Union
 import chess
 import chess.polyglot
 
-from garfish.uci.options import Button, Check, Option, OptionError, Spin, find_option
+from garfish.uci.options import Button, Check, Option, OptionError, Spin, String, find_option
 
 if TYPE_CHECKING:  # at run time the engine loads on a background thread, after `uciok`
-    from garfish.engine.search import SearchInfo, SearchResult, Searcher
+    from garfish.engine.book import Book
+    from garfish.engine.search import SearchInfo, Searcher
     from garfish.engine.types import Limits
 
 ENGINE_NAME = "Garfish 0.1.0"
@@ -161,6 +162,14 @@ def parse_go(args: list[str], board: chess.Board, warn: Callable[[str], None]) -
     return limits, perft
 
 
+def book_applies(limits: Limits) -> bool:
+    """Whether a `go` may be answered from the book: a game move, on the clock or with a movetime
+    (pondering included: the book move waits for ponderhit); analysis (infinite, depth, nodes,
+    mate) always searches."""
+    timed = limits.wtime is not None or limits.movetime is not None
+    return timed and not (limits.infinite or limits.depth or limits.nodes or limits.mate)
+
+
 def parse_number(text: str) -> Optional[int]:
     """An integer as a GUI may send it ("1500", "1.5e3", "-0"), or None when it is not a finite number."""
     try:
@@ -214,6 +223,10 @@ class UciEngine:
                                   min=0, max=5000)
         self.uci_chess960 = Check("UCI_Chess960", False, "Chess960 castling notation (king takes rook)",
                                   self.set_chess960)
+        self.own_book = Check("OwnBook", False, "play moves from the BookFile while the position is in it")
+        self.book_file = String("BookFile", help="Polyglot opening book (.bin)", on_change=self.set_book_file)
+        self.book_best_move = Check("BookBestMove", False,
+                                    "play the book's highest-weight move, not a random one by weight")
         self.options: list[Option[Any]] = [
             self.hash,
             Button("Clear Hash", help="empty the transposition table", on_change=self.clear_hash),
@@ -221,7 +234,11 @@ class UciEngine:
             self.move_overhead,
             Check("Ponder", False, "the GUI may send go ponder"),
             self.uci_chess960,
+            self.own_book,
+            self.book_file,
+            self.book_best_move,
         ]
+        self.book: Optional[Book] = None  # the BookFile's book, opened when the option is set
         self.searcher: Optional[Searcher] = None
         self.load_error: Optional[str] = None  # why the engine could not be built, reported on each use
         self.load_warning: Optional[str] = None  # how it was built otherwise than asked, reported once
@@ -406,6 +423,26 @@ class UciEngine:
         """UCI_Chess960: the current board and the next ones use Chess960 castling."""
         self.board.chess960 = on
 
+    def set_book_file(self, path: str) -> None:
+        """BookFile: open and check the book; a file that cannot serve as one keeps the previous book."""
+        if not path:
+            if self.book is not None:
+                self.book.close()
+            self.book = None
+            return
+        from garfish.engine.book import Book, BookError
+
+        try:
+            book = Book(path)
+        except (OSError, BookError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            keeping = f"keeping the book '{self.book.path}'" if self.book is not None else "no book is used"
+            raise OptionError(f"could not use the book '{path}': {why}; {keeping}") from None
+        if self.book is not None:
+            self.book.close()
+        self.book = book
+        self.info(f"book '{path}': {book.size} entries")
+
     def cmd_ucinewgame(self, args: list[str]) -> None:
         """A new game: clear the TT and histories."""
         self.finish_search()
@@ -434,41 +471,64 @@ class UciEngine:
         self.release.clear()
         board = self.board.copy()
         self.search_limits = limits
-        self.search_thread = threading.Thread(target=self._search, args=(searcher, board, limits, self.stop_flag),
+        book = self.book if self.own_book.value and book_applies(limits) else None
+        self.search_thread = threading.Thread(target=self._search,
+                                              args=(searcher, book, board, limits, self.stop_flag),
                                               name="garfish-search", daemon=True)
         self.search_thread.start()
 
-    def _search(self, searcher: Optional[Searcher], board: chess.Board, limits: Limits,
+    def _search(self, searcher: Optional[Searcher], book: Optional[Book], board: chess.Board, limits: Limits,
                 stop: threading.Event) -> None:
-        """Worker thread: search, report, and print exactly one bestmove."""
-        result = None
-        if searcher is not None:
+        """Worker thread: play from the book or search, report, and print exactly one bestmove."""
+        move, ponder = self.book_move(book, board, limits) if book is not None else (None, None)
+        if move is None and searcher is not None:
             try:
                 result = searcher.search(board, limits, on_info=lambda info: self.send(self.info_line(board, info)),
                                          stop=stop)
+                move, ponder = result.move, result.ponder
             except Exception:
                 for text in traceback.format_exc().strip().splitlines():
                     self.info("error: search failed: " + text)
         if limits.infinite or limits.ponder:
             self.release.wait()  # UCI: no bestmove before stop (or ponderhit)
-        self.send(self.bestmove_line(board, result))
+        self.send(self.bestmove_line(board, move, ponder))
 
-    def bestmove_line(self, board: chess.Board, result: Optional[SearchResult]) -> str:
-        """The search's move (and ponder move) if legal; else, having said so, a legal move chosen
-        without the engine. `bestmove 0000` only when there is no legal move."""
-        move = result.move if result is not None else None
+    def book_move(self, book: Book, board: chess.Board,
+                  limits: Limits) -> tuple[Optional[chess.Move], Optional[chess.Move]]:
+        """The book's move (within searchmoves) and its most played reply as the ponder move, having
+        said so; (None, None) out of book, or, said as an error, when the book cannot be read."""
+        try:
+            chosen = book.choose(board, self.book_best_move.value, limits.searchmoves or None)
+            if chosen is None:
+                return None, None
+            board.push(chosen.move)
+            try:
+                reply = book.choose(board, best_only=True)
+            finally:
+                board.pop()
+        except Exception as exc:  # a file that fails on read: search instead
+            self.info(f"error: could not read the book '{book.path}' ({type(exc).__name__}: {exc}); searching")
+            return None, None
+        self.info(f"book move {board.uci(chosen.move, chess960=self.chess960)} "
+                  f"(weight {chosen.weight} of {chosen.total}, {book.name})")
+        return chosen.move, reply.move if reply is not None else None
+
+    def bestmove_line(self, board: chess.Board, move: Optional[chess.Move], ponder: Optional[chess.Move]) -> str:
+        """The move (and ponder move) if legal; else, having said so, a legal move chosen without
+        the engine. `bestmove 0000` only when there is no legal move."""
         if move is not None and not board.is_legal(move):
             self.info("error: the search returned an illegal move; playing a legal one instead")
             move = None
         if move is None:
+            ponder = None
             move = fallback_move(board)
             if move is None:
                 return "bestmove 0000"
         line = "bestmove " + board.uci(move, chess960=self.chess960)
-        if result is not None and result.ponder is not None and result.move == move:
+        if ponder is not None:
             board.push(move)
-            if board.is_legal(result.ponder):
-                line += " ponder " + board.uci(result.ponder, chess960=self.chess960)
+            if board.is_legal(ponder):
+                line += " ponder " + board.uci(ponder, chess960=self.chess960)
             board.pop()
         return line
 

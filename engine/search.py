@@ -25,7 +25,10 @@ from garfish.engine.movepick import (
 )
 from garfish.engine.see import see_ge_kernel
 from garfish.engine.timeman import time_budget
-from garfish.engine.tt import TranspositionTable
+from garfish.engine.tt import (
+    BOUND_MASK, BOUND_SHIFT, DEPTH_MASK, DEPTH_SHIFT, MOVE_MASK, SCORE_MASK, SCORE_SHIFT, VALUE_OFFSET,
+    TranspositionTable,
+)
 from garfish.engine.types import (
     DRAW, INF, MATE, MATE_BOUND, MAX_PLY, Bound, Limits, mate_in, mated_in, value_from_tt, value_to_tt,
 )
@@ -215,7 +218,7 @@ class Searcher:
         soft_share = 1.0 if limits.movetime is not None else SOFT_STOP_SHARE
         # Until depth 1 completes, the fallback is the move the picker would try first.
         tt_entry = self.tt.probe(zobrist(root))
-        tt_move = decode(tt_entry & 0xFFFF) if tt_entry & 0xFFFF else None
+        tt_move = decode(tt_entry & MOVE_MASK) if tt_entry & MOVE_MASK else None
         best_move = next((m for m in pick_moves(root, tt_move, (None, None), self.history.butterfly)
                           if m in legal), legal[0])
         best_score = 0
@@ -362,12 +365,12 @@ class Searcher:
         tt_move = None
         entry = self.tt.probe(key)
         if entry:
-            code = entry & 0xFFFF
+            code = entry & MOVE_MASK
             if code:
                 tt_move = decode(code)
-            if not pv_node and (entry >> 48) & 255 >= depth:
-                tt_score = value_from_tt(((entry >> 16) & 0xFFFF) - 32768, ply)
-                tt_bound = (entry >> 56) & 3
+            if not pv_node and (entry >> DEPTH_SHIFT) & DEPTH_MASK >= depth:
+                tt_score = value_from_tt(((entry >> SCORE_SHIFT) & SCORE_MASK) - VALUE_OFFSET, ply)
+                tt_bound = (entry >> BOUND_SHIFT) & BOUND_MASK
                 if (tt_bound == EXACT or (tt_bound == LOWER and tt_score >= beta)
                         or (tt_bound == UPPER and tt_score <= alpha)):
                     return tt_score
@@ -530,8 +533,8 @@ class Searcher:
             bound = EXACT
         else:
             bound = UPPER
-        self.tt.store(key, encode(best_move) if best_move is not None else 0, value_to_tt(best_score, ply),
-                      static_eval if -MATE_BOUND < static_eval < MATE_BOUND else 0, depth, bound)
+        self.tt.store(key, encode(best_move) if best_move is not None else 0, value_to_tt(best_score, ply), depth,
+                      bound)
         return best_score
 
     def _qsearch(self, board: chess.Board, alpha: int, beta: int, ply: int, packed: int,

@@ -6,10 +6,14 @@ two uint64 words: `keys[i]` holds the full 64-bit Zobrist key (the key check),
 
     bits  0-15  best move      from | to << 6 | promotion << 12 (0: none)
     bits 16-31  score + 32768  node-relative mate scores (engine.types.value_to_tt)
-    bits 32-47  static eval + 32768
+    bits 32-47  unused (0)
     bits 48-55  depth          0..255 plies
     bits 56-57  bound          engine.types.Bound (never 0 in a used entry)
     bits 58-63  age            search generation, modulo 64
+
+Each field is read as (entry >> FIELD_SHIFT) & FIELD_MASK (the move needs no shift,
+the age no mask: it is the top field); unpack() decodes them all, the search
+inlines the same expressions (a call per node would cost more than the decoding).
 
 A bucket is chosen by the key's low 32 bits scaled to the bucket count (so any
 size in MB works, not only powers of two).
@@ -29,29 +33,33 @@ from __future__ import annotations
 
 import numpy as np
 
+from garfish.engine.types import Bound
+
 ENTRY_BYTES = 16
-BUCKET_SIZE = 2
+BUCKET_SIZE = 2  # probe and store test the two slots one after the other, not in a loop (faster)
 
 MOVE_MASK = 0xFFFF
 SCORE_SHIFT = 16
-EVAL_SHIFT = 32
+SCORE_MASK = 0xFFFF
+VALUE_OFFSET = 32768  # added to a score to store it unsigned
 DEPTH_SHIFT = 48
+DEPTH_MASK = 255
 BOUND_SHIFT = 56
+BOUND_MASK = 3
 AGE_SHIFT = 58
-VALUE_OFFSET = 32768
 AGE_MASK = 63
+EXACT = int(Bound.EXACT)  # a plain int: no enum lookups
 KEEP_DEPTH_MARGIN = 4
 AGE_PENALTY = 8
 
 
-def unpack(entry: int) -> tuple[int, int, int, int, int]:
-    """Split a packed entry into (move code, score, static eval, depth, bound)."""
+def unpack(entry: int) -> tuple[int, int, int, int]:
+    """Split a packed entry into (move code, score, depth, bound)."""
     return (
         entry & MOVE_MASK,
-        ((entry >> SCORE_SHIFT) & 0xFFFF) - VALUE_OFFSET,
-        ((entry >> EVAL_SHIFT) & 0xFFFF) - VALUE_OFFSET,
-        (entry >> DEPTH_SHIFT) & 255,
-        (entry >> BOUND_SHIFT) & 3,
+        ((entry >> SCORE_SHIFT) & SCORE_MASK) - VALUE_OFFSET,
+        (entry >> DEPTH_SHIFT) & DEPTH_MASK,
+        (entry >> BOUND_SHIFT) & BOUND_MASK,
     )
 
 
@@ -84,46 +92,44 @@ class TranspositionTable:
         """Start a new generation, so entries of earlier searches age."""
         self.age = (self.age + 1) & AGE_MASK
 
-    def index(self, key: int) -> int:
-        """First slot of the bucket that key maps to."""
-        return (((key & 0xFFFFFFFF) * self.n_buckets) >> 32) * BUCKET_SIZE
-
     def probe(self, key: int) -> int:
         """The packed entry for key (see unpack), or 0 when absent."""
-        i = (((key & 0xFFFFFFFF) * self.n_buckets) >> 32) << 1
+        i = (((key & 0xFFFFFFFF) * self.n_buckets) >> 32) * BUCKET_SIZE
         keys = self._keys
         if keys[i] == key:
             return self._data[i]
-        if keys[i + 1] == key:
-            return self._data[i + 1]
+        i += 1
+        if keys[i] == key:
+            return self._data[i]
         return 0
 
-    def store(self, key: int, move: int, score: int, static_eval: int, depth: int, bound: int) -> None:
+    def store(self, key: int, move: int, score: int, depth: int, bound: int) -> None:
         """Record a search result for key (score already node-relative), by the replacement policy."""
-        i = (((key & 0xFFFFFFFF) * self.n_buckets) >> 32) << 1
+        i = (((key & 0xFFFFFFFF) * self.n_buckets) >> 32) * BUCKET_SIZE
+        second = i + 1
         keys = self._keys
         data = self._data
         age = self.age
-        depth = 0 if depth < 0 else 255 if depth > 255 else depth
-        if keys[i] == key or keys[i + 1] == key:
+        depth = 0 if depth < 0 else DEPTH_MASK if depth > DEPTH_MASK else depth
+        if keys[i] == key or keys[second] == key:
             if keys[i] != key:
-                i += 1
+                i = second
             old = data[i]
             if old:
-                if (bound != 3 and depth + KEEP_DEPTH_MARGIN < (old >> DEPTH_SHIFT) & 255
+                if (bound != EXACT and depth + KEEP_DEPTH_MARGIN < (old >> DEPTH_SHIFT) & DEPTH_MASK
                         and (old >> AGE_SHIFT) == age):
                     return
                 if not move:
                     move = old & MOVE_MASK
         else:
             # Empty slot first, else the one of least depth - AGE_PENALTY * age difference.
-            a, b = data[i], data[i + 1]
-            if a and (not b or ((a >> DEPTH_SHIFT) & 255) - AGE_PENALTY * ((age - (a >> AGE_SHIFT)) & AGE_MASK)
-                      > ((b >> DEPTH_SHIFT) & 255) - AGE_PENALTY * ((age - (b >> AGE_SHIFT)) & AGE_MASK)):
-                i += 1
+            a, b = data[i], data[second]
+            if a and (not b or ((a >> DEPTH_SHIFT) & DEPTH_MASK) - AGE_PENALTY * ((age - (a >> AGE_SHIFT)) & AGE_MASK)
+                      > ((b >> DEPTH_SHIFT) & DEPTH_MASK) - AGE_PENALTY * ((age - (b >> AGE_SHIFT)) & AGE_MASK)):
+                i = second
         keys[i] = key
-        data[i] = (move | ((score + VALUE_OFFSET) << SCORE_SHIFT) | ((static_eval + VALUE_OFFSET) << EVAL_SHIFT)
-                   | (depth << DEPTH_SHIFT) | (bound << BOUND_SHIFT) | (age << AGE_SHIFT))
+        data[i] = (move | ((score + VALUE_OFFSET) << SCORE_SHIFT) | (depth << DEPTH_SHIFT) | (bound << BOUND_SHIFT)
+                   | (age << AGE_SHIFT))
 
     def hashfull(self) -> int:
         """How full the table is, in entries per thousand, counting this generation's entries."""

@@ -15,9 +15,8 @@ import chess
 
 from garfish.engine.checks import attackers_kernel, evasion_kernel, into_check_kernel, threats_kernel
 from garfish.engine.see import see_ge_kernel
+from garfish.engine.types import PIECE_VALUE
 
-# Victim and attacker values for MVV-LVA, by python-chess piece type.
-ORDER_VALUE = (0, 100, 320, 330, 500, 900, 0)
 BB_SQUARES = chess.BB_SQUARES
 ESCAPE_BONUS = 1 << 20  # above any history score
 PROMOTION_RANK = (chess.BB_RANK_2, chess.BB_RANK_7)  # indexed by colour: pawns about to promote
@@ -77,8 +76,8 @@ def _capture_key(record: tuple[chess.Move, int, int]) -> int:
     """MVV-LVA sort key of a capture record; a promotion adds its new piece as a second victim."""
     move, attacker, victim = record
     promotion = move.promotion
-    return (ORDER_VALUE[victim] * 8 - ORDER_VALUE[attacker] // 100
-            + (ORDER_VALUE[promotion] * 8 if promotion else 0))
+    return (PIECE_VALUE[victim] * 8 - PIECE_VALUE[attacker] // 100
+            + (PIECE_VALUE[promotion] * 8 if promotion else 0))
 
 
 def _sort_quiets(board: chess.Board, quiets: list[chess.Move], history: list[int]) -> None:
@@ -114,7 +113,7 @@ def is_good_capture(board: chess.Board, move: chess.Move, attacker: int, victim:
     promotion = move.promotion
     if promotion:
         return promotion == chess.QUEEN
-    if ORDER_VALUE[attacker] <= ORDER_VALUE[victim] or attacker == chess.KING:
+    if PIECE_VALUE[attacker] <= PIECE_VALUE[victim] or attacker == chess.KING:
         return True
     black, white = board.occupied_co
     return see_ge_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,

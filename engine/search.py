@@ -30,7 +30,7 @@ from garfish.engine.tt import (
     TranspositionTable,
 )
 from garfish.engine.types import (
-    DRAW, INF, MATE, MATE_BOUND, MAX_PLY, Bound, Limits, mate_in, mated_in, value_from_tt, value_to_tt,
+    DRAW, INF, MATE, MATE_BOUND, MAX_PLY, PIECE_VALUE, Bound, Limits, mate_in, mated_in, value_from_tt, value_to_tt,
 )
 from garfish.engine.zobrist import zobrist, zobrist_kernel
 
@@ -40,7 +40,8 @@ FAST_POLL_BUDGET = 0.25    # seconds: a hard limit below this is a tiny budget
 ASPIRATION_DEPTH = 4       # first depth searched with an aspiration window
 ASPIRATION_DELTA = 25      # initial half-width of the window, centipawns
 RFP_DEPTH = 6              # reverse futility pruning up to this depth ...
-RFP_MARGIN = 110           # ... when eval - margin * depth still beats beta
+RFP_MARGIN = 110           # ... when eval - margin * depth - (our best piece en prise) still beats beta:
+RFP_MINOR_RISK = 300       # a queen or rook en prise counts its PIECE_VALUE, a knight or bishop this round figure
 NMP_DEPTH = 3              # null-move pruning from this depth
 FUTILITY_DEPTH = 5         # futility pruning of quiet moves up to this depth ...
 FUTILITY_MARGIN = 110      # ... when eval + margin * depth cannot reach alpha
@@ -60,8 +61,6 @@ for _d in range(1, 64):
     for _m in range(1, 64):
         LMR_TABLE[_d][_m] = int(0.75 + math.log(_d) * math.log(_m) / 2.25)
 
-# Values for quiescence delta pruning, by python-chess piece type.
-PIECE_VALUE = (0, 100, 320, 330, 500, 900, 0)
 NULL_MOVE = chess.Move.null()
 EXACT, LOWER, UPPER = int(Bound.EXACT), int(Bound.LOWER), int(Bound.UPPER)  # plain ints: no enum lookups
 BB_SQUARES = chess.BB_SQUARES
@@ -395,7 +394,8 @@ class Searcher:
                                             board.kings, occupied_co[0], occupied_co[1], board.turn)
                 at_risk = 0
                 if threatened:
-                    at_risk = 900 if threatened & board.queens else 500 if threatened & board.rooks else 300
+                    at_risk = (PIECE_VALUE[chess.QUEEN] if threatened & board.queens else
+                               PIECE_VALUE[chess.ROOK] if threatened & board.rooks else RFP_MINOR_RISK)
                 if static_eval - RFP_MARGIN * depth - at_risk >= beta:
                     return static_eval
             # Step 6. Null move pruning: give a free move; if still >= beta, cut.

@@ -7,9 +7,14 @@ import numpy as np
 from numba import njit
 
 from garfish.engine.bits import KING_ATTACKS, KNIGHT_ATTACKS, ONE, PAWN_ATTACKS, U64, bishop_attacks, lsb, rook_attacks
+from garfish.engine.types import PIECE_VALUE
 
+# A king that captures is worth more than anything it could win: the exchange only
+# lets it take when nothing recaptures.
+SEE_KING_VALUE = 20000
 # Piece values for exchanges, indexed by python-chess piece type (0 = none).
-SEE_VALUE = np.array([0, 100, 320, 330, 500, 900, 20000], dtype=np.int64)
+SEE_VALUE = np.array(PIECE_VALUE[:chess.KING] + (SEE_KING_VALUE,), dtype=np.int64)
+PAWN, KNIGHT, BISHOP, ROOK, QUEEN = chess.PAWN, chess.KNIGHT, chess.BISHOP, chess.ROOK, chess.QUEEN
 
 
 @njit(cache=True)
@@ -61,7 +66,7 @@ def see_ge_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, f
         # Capture with the least valuable attacker; uncover x-ray attackers behind it.
         bb = stm_attackers & pawns
         if bb:
-            swap = SEE_VALUE[1] - swap
+            swap = SEE_VALUE[PAWN] - swap
             if swap < res:
                 break
             occ ^= ONE << lsb(bb)
@@ -69,14 +74,14 @@ def see_ge_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, f
             continue
         bb = stm_attackers & knights
         if bb:
-            swap = SEE_VALUE[2] - swap
+            swap = SEE_VALUE[KNIGHT] - swap
             if swap < res:
                 break
             occ ^= ONE << lsb(bb)
             continue
         bb = stm_attackers & bishops
         if bb:
-            swap = SEE_VALUE[3] - swap
+            swap = SEE_VALUE[BISHOP] - swap
             if swap < res:
                 break
             occ ^= ONE << lsb(bb)
@@ -84,7 +89,7 @@ def see_ge_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, f
             continue
         bb = stm_attackers & rooks
         if bb:
-            swap = SEE_VALUE[4] - swap
+            swap = SEE_VALUE[ROOK] - swap
             if swap < res:
                 break
             occ ^= ONE << lsb(bb)
@@ -92,7 +97,7 @@ def see_ge_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, f
             continue
         bb = stm_attackers & queens
         if bb:
-            swap = SEE_VALUE[5] - swap
+            swap = SEE_VALUE[QUEEN] - swap
             if swap < res:
                 break
             occ ^= ONE << lsb(bb)

@@ -14,6 +14,12 @@ INF = 32001
 MATE_BOUND = MATE - 2 * MAX_PLY  # scores beyond this are mates
 DRAW = 0
 
+# Piece values in centipawns by python-chess piece type (0: no piece), for move ordering
+# (MVV-LVA), exchanges (engine.see) and pruning margins; the evaluation's material values are
+# its own (PeSTO's, engine.evaluate). The king's 0 is its value as an attacker in move ordering
+# (its captures are tried first: a legal king capture loses nothing); SEE gives it its own value.
+PIECE_VALUE = (0, 100, 320, 330, 500, 900, 0)
+
 
 class Bound(IntEnum):
     """Kind of score stored in the transposition table."""

@@ -16,7 +16,7 @@ import numpy as np
 from numba import njit
 
 from garfish.engine.bits import (
-    FILE_A, FILE_H, KING_ATTACKS, KNIGHT_ATTACKS, ONE, U64, ZERO,
+    KING_ATTACKS, KNIGHT_ATTACKS, ONE, U64,
     bishop_attacks, black_pawn_attacks, lsb, popcount, rook_attacks, white_pawn_attacks,
 )
 
@@ -166,7 +166,16 @@ BISHOP_PAIR_MG, BISHOP_PAIR_EG = 25, 50
 ROOK_OPEN_MG, ROOK_OPEN_EG = 25, 10
 ROOK_HALF_OPEN_MG, ROOK_HALF_OPEN_EG = 12, 6
 TEMPO = 10
-PROMOTION_FLAG = 32
+
+# evaluate_kernel's result packs the score and eight flags: score << FLAG_BITS | flags.
+FLAG_BITS = 8
+FLAGS_MASK = (1 << FLAG_BITS) - 1
+ATTACKS_PAWN = 1     # the side to move attacks an enemy pawn ...
+ATTACKS_KNIGHT = 2   # ... knight
+ATTACKS_BISHOP = 4   # ... bishop
+ATTACKS_ROOK = 8     # ... rook
+ATTACKS_QUEEN = 16   # ... queen: python-chess piece type t is bit t - 1
+PROMOTION_FLAG = 32  # the side to move has a pawn on its seventh rank
 IN_CHECK_FLAG = 64   # the side to move is in check
 ILLEGAL_FLAG = 128   # the side to move attacks the other king: the last move was illegal
 RANK_2 = np.uint64(0xFF00)
@@ -317,10 +326,10 @@ def _side_terms(color, own, enemy, pawns, knights, bishops, rooks, queens, kings
     nogil=True,
 )
 def evaluate_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn):
-    """Score from the side to move's view, packed with capture hints: score << 8 | flags.
+    """Score from the side to move's view, packed with capture hints: score << FLAG_BITS | flags.
 
-    flags bit (t - 1) is set when the side to move attacks an enemy piece of
-    python-chess type t (pawn 1 .. queen 5), and PROMOTION_FLAG when it has a
+    ATTACKS_PAWN .. ATTACKS_QUEEN (bit t - 1 for python-chess type t) are set when the side
+    to move attacks an enemy piece of that type, and PROMOTION_FLAG when it has a
     pawn on its seventh rank: the quiescence search skips move generation when
     no capture can matter. From the same attack maps, IN_CHECK_FLAG and
     ILLEGAL_FLAG: the search calls this right after each pseudo-legal move, so one
@@ -372,15 +381,15 @@ def evaluate_kernel(pawns, knights, bishops, rooks, queens, kings, black, white,
     pieces = (pawns, knights, bishops, rooks, queens)
     for kind in range(5):
         if att & victims & pieces[kind]:
-            flags |= 1 << kind
+            flags |= ATTACKS_PAWN << kind
     if promoting:
         flags |= PROMOTION_FLAG
-    return (score + TEMPO) * 256 + flags
+    return ((score + TEMPO) << FLAG_BITS) | flags
 
 
 def evaluate_packed(board: chess.Board) -> int:
-    """evaluate_kernel's packed result for the board: score << 8 | flags (capture hints,
-    PROMOTION_FLAG, IN_CHECK_FLAG, ILLEGAL_FLAG)."""
+    """evaluate_kernel's packed result for the board: score << FLAG_BITS | flags (ATTACKS_PAWN ..
+    ATTACKS_QUEEN, PROMOTION_FLAG, IN_CHECK_FLAG, ILLEGAL_FLAG)."""
     black, white = board.occupied_co
     return int(evaluate_kernel(
         board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
@@ -390,4 +399,4 @@ def evaluate_packed(board: chess.Board) -> int:
 
 def evaluate(board: chess.Board) -> int:
     """Static evaluation of the board in centipawns, from the side to move's view."""
-    return evaluate_packed(board) >> 8
+    return evaluate_packed(board) >> FLAG_BITS

@@ -18,7 +18,10 @@ import chess
 
 from garfish.engine.board import SearchBoard
 from garfish.engine.checks import check_masks_kernel, gives_check_kernel, threats_kernel
-from garfish.engine.evaluate import ILLEGAL_FLAG, IN_CHECK_FLAG, PROMOTION_FLAG, evaluate_kernel, evaluate_packed
+from garfish.engine.evaluate import (
+    ATTACKS_BISHOP, ATTACKS_KNIGHT, ATTACKS_PAWN, ATTACKS_QUEEN, ATTACKS_ROOK, FLAG_BITS, FLAGS_MASK, ILLEGAL_FLAG,
+    IN_CHECK_FLAG, PROMOTION_FLAG, evaluate_kernel, evaluate_packed,
+)
 from garfish.engine.history import History
 from garfish.engine.movepick import (
     PROMOTION_RANK, capture_moves, decode, encode, evasion_moves, is_good_capture, pick_evasions, pick_moves,
@@ -352,7 +355,7 @@ class Searcher:
             if board.occupied.bit_count() <= 4 and board.is_insufficient_material():
                 return DRAW
             if ply >= MAX_PLY - 1:
-                return packed >> 8
+                return packed >> FLAG_BITS
             if alpha < ply - MATE:  # mated_in(ply): no line here can be worse
                 alpha = ply - MATE
             if beta > MATE - ply - 1:  # mate_in(ply + 1): nor better
@@ -379,11 +382,11 @@ class Searcher:
         if in_check:
             static_eval = -INF
         else:
-            static_eval = packed >> 8
-            flags = packed & 255
+            static_eval = packed >> FLAG_BITS
+            flags = packed & FLAGS_MASK
             if not flags & PROMOTION_FLAG:
                 # Only enemy pieces of the attacked kinds can be captured (and the en passant square).
-                capture_targets = self._attacked_kinds(board, flags) & occupied_co[not board.turn]
+                capture_targets = self._attacked_pieces(board, flags, -INF) & occupied_co[not board.turn]
                 if ep is not None:
                     capture_targets |= chess.BB_SQUARES[ep]
 
@@ -550,7 +553,7 @@ class Searcher:
         if ply > self.seldepth:
             self.seldepth = ply
         if ply >= MAX_PLY - 1:
-            return packed >> 8
+            return packed >> FLAG_BITS
         occupied_co = board.occupied_co  # the board's own list: push and pop update it in place
         in_check = packed & IN_CHECK_FLAG != 0
 
@@ -561,7 +564,7 @@ class Searcher:
             stand_pat = -INF
         else:
             # Step 2. Stand pat: the side to move may decline every capture.
-            stand_pat = packed >> 8
+            stand_pat = packed >> FLAG_BITS
             if stand_pat >= beta:
                 return stand_pat
             if stand_pat > alpha:
@@ -569,22 +572,12 @@ class Searcher:
             best_score = stand_pat
             # Step 3. Generate only captures of pieces that could lift the score above alpha
             # (delta pruning by piece type, from the evaluation's attack maps).
-            flags = packed & 255
+            flags = packed & FLAGS_MASK
             need = alpha - stand_pat - DELTA_MARGIN
             if flags & PROMOTION_FLAG:
                 moves = capture_moves(board, chess.BB_ALL, True)
             else:
-                mask = 0
-                if flags & 16 and need < PIECE_VALUE[chess.QUEEN]:
-                    mask |= board.queens
-                if flags & 8 and need < PIECE_VALUE[chess.ROOK]:
-                    mask |= board.rooks
-                if flags & 4 and need < PIECE_VALUE[chess.BISHOP]:
-                    mask |= board.bishops
-                if flags & 2 and need < PIECE_VALUE[chess.KNIGHT]:
-                    mask |= board.knights
-                if flags & 1 and need < PIECE_VALUE[chess.PAWN]:
-                    mask |= board.pawns
+                mask = self._attacked_pieces(board, flags, need)
                 if not mask and not checks:
                     return best_score
                 moves = capture_moves(board, mask & occupied_co[not board.turn], True) if mask else []
@@ -647,17 +640,18 @@ class Searcher:
                 yield move
 
     @staticmethod
-    def _attacked_kinds(board: chess.Board, flags: int) -> int:
-        """The squares of every piece whose kind the evaluation flags as attacked."""
+    def _attacked_pieces(board: chess.Board, flags: int, need: int) -> int:
+        """The squares of every piece (of either colour) of a kind that the evaluation's flags
+        (ATTACKS_PAWN .. ATTACKS_QUEEN) say the side to move attacks, and worth more than need."""
         mask = 0
-        if flags & 1:
-            mask |= board.pawns
-        if flags & 2:
-            mask |= board.knights
-        if flags & 4:
-            mask |= board.bishops
-        if flags & 8:
-            mask |= board.rooks
-        if flags & 16:
+        if flags & ATTACKS_QUEEN and need < PIECE_VALUE[chess.QUEEN]:
             mask |= board.queens
+        if flags & ATTACKS_ROOK and need < PIECE_VALUE[chess.ROOK]:
+            mask |= board.rooks
+        if flags & ATTACKS_BISHOP and need < PIECE_VALUE[chess.BISHOP]:
+            mask |= board.bishops
+        if flags & ATTACKS_KNIGHT and need < PIECE_VALUE[chess.KNIGHT]:
+            mask |= board.knights
+        if flags & ATTACKS_PAWN and need < PIECE_VALUE[chess.PAWN]:
+            mask |= board.pawns
         return mask

@@ -19,6 +19,8 @@ from typing import Optional
 
 import chess
 
+from garfish.engine.evaluate import ILLEGAL_FLAG, evaluate_kernel
+
 BB_SQUARES = chess.BB_SQUARES
 _NULL_MOVE = chess.Move.null()  # what pop returns: the search keeps no move stack
 BB_RANK_1 = chess.BB_RANK_1
@@ -147,6 +149,18 @@ class SearchBoard(chess.Board):
                 return
         if self.promoted & from_bb:
             self.promoted ^= move_bb
+
+    def push_legal(self, move: chess.Move) -> Optional[int]:
+        """Make a pseudo-legal move and return evaluate_kernel's packed result for the new position;
+        or, when the move leaves the mover's king attacked (ILLEGAL_FLAG), unmake it and return None."""
+        self.push(move)
+        occupied_co = self.occupied_co
+        packed = evaluate_kernel(self.pawns, self.knights, self.bishops, self.rooks, self.queens, self.kings,
+                                 occupied_co[0], occupied_co[1], self.turn)
+        if packed & ILLEGAL_FLAG:
+            self.pop()
+            return None
+        return packed
 
     def pop(self) -> chess.Move:  # type: ignore[override]
         """Unmake the last push. (Returns the null move: the search does not keep a move stack.)"""

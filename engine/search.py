@@ -19,8 +19,8 @@ import chess
 from garfish.engine.board import SearchBoard
 from garfish.engine.checks import check_masks_kernel, gives_check_kernel, threats_kernel
 from garfish.engine.evaluate import (
-    ATTACKS_BISHOP, ATTACKS_KNIGHT, ATTACKS_PAWN, ATTACKS_QUEEN, ATTACKS_ROOK, FLAG_BITS, FLAGS_MASK, ILLEGAL_FLAG,
-    IN_CHECK_FLAG, PROMOTION_FLAG, evaluate_kernel, evaluate_packed,
+    ATTACKS_BISHOP, ATTACKS_KNIGHT, ATTACKS_PAWN, ATTACKS_QUEEN, ATTACKS_ROOK, FLAG_BITS, FLAGS_MASK, IN_CHECK_FLAG,
+    PROMOTION_FLAG, evaluate_packed,
 )
 from garfish.engine.history import History
 from garfish.engine.movepick import (
@@ -313,7 +313,7 @@ class Searcher:
             raise SearchAborted
 
     # ------------------------------------------------------------------ search
-    def _negamax(self, board: chess.Board, depth: int, alpha: int, beta: int, ply: int,
+    def _negamax(self, board: SearchBoard, depth: int, alpha: int, beta: int, ply: int,
                  pv_node: bool, null_ok: bool, packed: int) -> int:
         """Fail-soft principal variation search; returns the score from the side to move's view.
 
@@ -470,11 +470,8 @@ class Searcher:
                             board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
                             occupied_co[0], occupied_co[1], us, from_square, to_square, piece, 0):
                         continue
-                board.push(move)
-                child = evaluate_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
-                                        board.kings, occupied_co[0], occupied_co[1], board.turn)
-                if child & ILLEGAL_FLAG:  # pseudo-legal, and it leaves our king attacked
-                    board.pop()
+                child = board.push_legal(move)
+                if child is None:  # pseudo-legal, and it leaves our king attacked
                     continue
                 gives_check = child & IN_CHECK_FLAG != 0
                 if pv_node:
@@ -540,7 +537,7 @@ class Searcher:
                       bound)
         return best_score
 
-    def _qsearch(self, board: chess.Board, alpha: int, beta: int, ply: int, packed: int,
+    def _qsearch(self, board: SearchBoard, alpha: int, beta: int, ply: int, packed: int,
                  checks: bool = False) -> int:
         """Quiescence search: captures and promotions (all evasions in check), with stand-pat.
 
@@ -593,11 +590,8 @@ class Searcher:
                 # Step 5. Skip captures that lose material, and under-promotions.
                 if not is_good_capture(board, move, attacker, victim):
                     continue
-            board.push(move)
-            child = evaluate_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
-                                    board.kings, occupied_co[0], occupied_co[1], board.turn)
-            if child & ILLEGAL_FLAG:  # pseudo-legal, and it leaves our king attacked
-                board.pop()
+            child = board.push_legal(move)
+            if child is None:  # pseudo-legal, and it leaves our king attacked
                 continue
             score = -self._qsearch(board, -beta, -alpha, ply + 1, child)
             board.pop()

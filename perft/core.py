@@ -1,15 +1,15 @@
 """Perft and divide over python-chess boards, walking the engine's staged move picker.
 
-Every node's moves come from the pickers as the search asks for them: when not
-in check, engine.movepick.pick_moves's pseudo-legal moves, each kept only if
-the evaluation kernel's ILLEGAL_FLAG is clear after the push; in
-check, pick_evasions. A correct count proves that the pickers yield each legal
-move exactly once and that the search's legality test rejects exactly the
-illegal ones; moves are made and unmade with engine.board.SearchBoard, the
-search's own make/unmake, so the counts check that too. With `hints=True` each
-node also gets a TT move and two killers as the search would: moves the same
-side played two plies up, often legal here and often not, so the picker's
-validation and de-duplication are counted too.
+Every node's moves come from the pickers as the search asks for them:
+engine.movepick.pick_moves's pseudo-legal moves, or pick_evasions in check, each
+kept only if SearchBoard.push_legal finds it legal, as in the search (the
+evaluation kernel's ILLEGAL_FLAG after the push). A correct count proves that
+the pickers yield each legal move exactly once and that the search's legality
+test rejects exactly the illegal ones; moves are made and unmade with
+engine.board.SearchBoard, the search's own make/unmake, so the counts check that
+too. With `hints=True` each node also gets a TT move and two killers as the
+search would: moves the same side played two plies up, often legal here and
+often not, so the picker's validation and de-duplication are counted too.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Iterator, Optional
 import chess
 
 from garfish.engine.board import SearchBoard
-from garfish.engine.evaluate import ILLEGAL_FLAG, IN_CHECK_FLAG, evaluate_packed
+from garfish.engine.evaluate import IN_CHECK_FLAG, evaluate_packed
 from garfish.engine.movepick import pick_evasions, pick_moves
 
 Hint = tuple[Optional[chess.Move], Optional[chess.Move], Optional[chess.Move]]
@@ -34,7 +34,7 @@ def perft(board: chess.Board, depth: int, hints: bool = False) -> int:
     return _perft(board, depth, recent, 0, evaluate_packed(board))
 
 
-def _perft(board: chess.Board, depth: int, recent: Optional[list[Hint]], ply: int, packed: int) -> int:
+def _perft(board: SearchBoard, depth: int, recent: Optional[list[Hint]], ply: int, packed: int) -> int:
     """Recursive perft; recent[p] holds the last three moves played at ply p; packed is the
     evaluation kernel's result for the board, passed down as the search passes it."""
     if depth <= 0:
@@ -50,7 +50,7 @@ def _perft(board: chess.Board, depth: int, recent: Optional[list[Hint]], ply: in
     return nodes
 
 
-def _legal_moves(board: chess.Board, packed: int, tt_move: Optional[chess.Move], killer1: Optional[chess.Move],
+def _legal_moves(board: SearchBoard, packed: int, tt_move: Optional[chess.Move], killer1: Optional[chess.Move],
                  killer2: Optional[chess.Move]) -> Iterator[tuple[chess.Move, int]]:
     """The legal moves in the search's order, each yielded with the move already made
     (the caller pops it) and the evaluation kernel's result for the new position: the
@@ -61,12 +61,9 @@ def _legal_moves(board: chess.Board, packed: int, tt_move: Optional[chess.Move],
     else:
         moves = pick_moves(board, tt_move, (killer1, killer2), _NO_HISTORY, pseudo=True)
     for move in moves:
-        board.push(move)
-        child = evaluate_packed(board)
-        if child & ILLEGAL_FLAG:
-            board.pop()
-            continue
-        yield move, child
+        child = board.push_legal(move)
+        if child is not None:
+            yield move, child
 
 
 def divide(board: chess.Board, depth: int) -> list[tuple[chess.Move, int]]:

@@ -21,20 +21,37 @@ BB_SQUARES = chess.BB_SQUARES
 ESCAPE_BONUS = 1 << 20  # above any history score
 PROMOTION_RANK = (chess.BB_RANK_2, chess.BB_RANK_7)  # indexed by colour: pawns about to promote
 
-_MOVE_CACHE: dict[int, chess.Move] = {}
-
 
 def encode(move: chess.Move) -> int:
     """16-bit code of a move: from | to << 6 | promotion << 12."""
     return move.from_square | (move.to_square << 6) | ((move.promotion or 0) << 12)
 
 
+def _moves_by_code() -> dict[int, chess.Move]:
+    """Every move a game can encode, by code: each step along a line (a queen's move, which
+    covers the king's, the pawns' and castling) or a knight's jump, and the promotions of a
+    pawn stepping or capturing onto the last rank."""
+    moves = [chess.Move(from_square, to_square) for from_square in chess.SQUARES for to_square in chess.SQUARES
+             if from_square != to_square and (chess.BB_RAYS[from_square][to_square]
+                                              or chess.BB_KNIGHT_ATTACKS[from_square] & BB_SQUARES[to_square])]
+    for from_square in chess.SquareSet(chess.BB_RANK_2 | chess.BB_RANK_7):
+        ahead = from_square + (8 if chess.square_rank(from_square) == 6 else -8)
+        for to_square in (ahead - 1, ahead, ahead + 1):
+            if chess.square_distance(from_square, to_square) == 1:  # not round the board's edge
+                moves.extend(chess.Move(from_square, to_square, piece)
+                             for piece in (chess.KNIGHT, chess.BISHOP, chess.ROOK, chess.QUEEN))
+    return {encode(move): move for move in moves}
+
+
+# Built once at import and never changed, so searchers share it safely.
+MOVES_BY_CODE = _moves_by_code()
+
+
 def decode(code: int) -> chess.Move:
-    """The move with this 16-bit code (cached: building a Move costs more than a lookup)."""
-    move = _MOVE_CACHE.get(code)
-    if move is None:
+    """The move with this 16-bit code (from MOVES_BY_CODE: building a Move costs more than a lookup)."""
+    move = MOVES_BY_CODE.get(code)
+    if move is None:  # no game encodes it
         move = chess.Move(code & 63, (code >> 6) & 63, (code >> 12) or None)
-        _MOVE_CACHE[code] = move
     return move
 
 

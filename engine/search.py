@@ -59,10 +59,8 @@ MATE_EXTRA_DEPTH = 4       # plies searched past a found mate before stopping
 SOFT_STOP_SHARE = 0.6      # don't start an iteration after this share of the optimum time
 
 # LMR table: reduction for (depth, move number), the usual log * log shape.
-LMR_TABLE = [[0] * 64 for _ in range(64)]
-for _d in range(1, 64):
-    for _m in range(1, 64):
-        LMR_TABLE[_d][_m] = int(0.75 + math.log(_d) * math.log(_m) / 2.25)
+LMR_TABLE = tuple(tuple(int(0.75 + math.log(d) * math.log(m) / 2.25) if d and m else 0 for m in range(64))
+                  for d in range(64))
 
 NULL_MOVE = chess.Move.null()
 EXACT, LOWER, UPPER = int(Bound.EXACT), int(Bound.LOWER), int(Bound.UPPER)  # plain ints: no enum lookups

@@ -8,7 +8,7 @@ import chess
 import pytest
 
 from garfish.engine.checks import gives_check
-from garfish.engine.movepick import capture_moves, decode, encode, pick_moves
+from garfish.engine.movepick import MOVES_BY_CODE, capture_moves, decode, encode, pick_moves
 from garfish.engine.see import see_ge
 from garfish.perft.core import divide, perft
 from garfish.perft.suites import read_suite, suite_files
@@ -73,6 +73,19 @@ def test_move_codes_round_trip() -> None:
     for board in random_game_boards(games=5, seed=8):
         for move in board.legal_moves:
             assert decode(encode(move)) == move
+            assert encode(move) in MOVES_BY_CODE
+
+
+def test_every_promotion_decodes_from_the_table_built_at_import() -> None:
+    size = len(MOVES_BY_CODE)
+    # Edge pawns of both sides step and capture onto the last rank: 4 moves, 4 pieces each.
+    for fen in ("1n4n1/P6P/8/8/3k4/8/p6p/1N2K1N1 w - - 0 1", "1n4n1/P6P/8/8/3k4/8/p6p/1N2K1N1 b - - 0 1"):
+        board = chess.Board(fen)
+        promotions = [move for move in board.legal_moves if move.promotion]
+        assert len(promotions) == 4 * 4
+        for move in promotions:
+            assert MOVES_BY_CODE[encode(move)] is decode(encode(move))
+    assert len(MOVES_BY_CODE) == size
 
 
 def test_perft_start_position_and_divide() -> None:

@@ -15,7 +15,6 @@ from numba.extending import intrinsic
 U64 = np.uint64
 ZERO = np.uint64(0)
 ONE = np.uint64(1)
-FULL = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 FILE_A = np.uint64(0x0101010101010101)
 FILE_H = np.uint64(0x8080808080808080)

@@ -40,18 +40,6 @@ def mated_in(ply: int) -> int:
     return -MATE + ply
 
 
-def is_mate_score(score: int) -> bool:
-    """True when the score announces a forced mate for either side."""
-    return abs(score) >= MATE_BOUND
-
-
-def mate_moves(score: int) -> int:
-    """Moves to mate (positive: we mate, negative: we are mated), UCI style."""
-    if score > 0:
-        return (MATE - score + 1) // 2
-    return -((MATE + score) // 2)
-
-
 def value_to_tt(score: int, ply: int) -> int:
     """Make a mate score relative to the node (not the root) before storing it."""
     if score >= MATE_BOUND:

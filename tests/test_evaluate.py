@@ -63,18 +63,35 @@ def test_compiled_and_interpreted_kernels_agree() -> None:
 def test_numba_cache_goes_somewhere_writable_when_the_package_is_read_only(tmp_path, monkeypatch) -> None:
     from pathlib import Path
 
-    import garfish.engine as engine
+    import garfish.engine.bits as bits
 
     package = tmp_path / "site-packages" / "engine"
     package.mkdir(parents=True)
     home = tmp_path / "home"
     home.mkdir()
     writable = {str(home), str(tmp_path)}
-    monkeypatch.setattr(engine.os, "access", lambda path, mode: str(path) in writable)
+    monkeypatch.setattr(bits.os, "access", lambda path, mode: str(path) in writable)
     # Read-only package folder: the cache moves to the user's cache folder.
-    chosen = engine.numba_cache_dir(package, {"HOME": str(home)}, 1000)
+    chosen = bits.numba_cache_dir(package, {"HOME": str(home)}, 1000)
     assert chosen == str(home / ".cache" / "garfish" / "numba") and Path(chosen).is_dir()
     # An explicit NUMBA_CACHE_DIR, or a writable package folder, is left alone.
-    assert engine.numba_cache_dir(package, {"NUMBA_CACHE_DIR": "/x", "HOME": str(home)}, 1000) is None
+    assert bits.numba_cache_dir(package, {"NUMBA_CACHE_DIR": "/x", "HOME": str(home)}, 1000) is None
     writable.add(str(package))
-    assert engine.numba_cache_dir(package, {"HOME": str(home)}, 1000) is None
+    assert bits.numba_cache_dir(package, {"HOME": str(home)}, 1000) is None
+
+
+def test_a_read_only_install_sets_numbas_cache_folder_not_the_environment(tmp_path) -> None:
+    # Import the kernels' base module as if the package folder were read-only (os.access says
+    # nothing is writable): Numba's config gets the folder, os.environ stays as it was.
+    script = (
+        "import json, os, numba\n"
+        "os.access = lambda path, mode: False\n"
+        "import garfish.engine.bits\n"
+        "print(json.dumps([numba.config.CACHE_DIR, os.environ.get('NUMBA_CACHE_DIR')]))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env["HOME"] = str(tmp_path)
+    env.pop("XDG_CACHE_HOME", None)
+    out = subprocess.run([sys.executable, "-P", "-c", script], capture_output=True, text=True, env=env,
+                         timeout=120, check=True)
+    assert json.loads(out.stdout) == [str(tmp_path / ".cache" / "garfish" / "numba"), None]

@@ -10,8 +10,8 @@ and bishops 3, rooks 5, queens 9, both sides, clamped to 17..78),
 
 a is the score at which a win is as likely as not, b how fast the chance
 changes with the score. Fitting follows the same two steps: for every material
-count with enough positions, the a and b of greatest likelihood of the games'
-results (a small Nelder-Mead search), then a(m) and b(m) as cubic polynomials in
+count (neighbouring counts grouped until a group has enough positions), the a
+and b of greatest likelihood of the games' results (a small Nelder-Mead search), then a(m) and b(m) as cubic polynomials in
 m / 58 (least squares weighted by the number of positions).
 
 Input: PGNs written by `garfish match`, whose move comments hold the mover's
@@ -41,6 +41,10 @@ MATERIAL_MIN, MATERIAL_MAX = 17, 78  # Stockfish's clamp: below 17 and above 78 
 MATERIAL_SCALE = 58.0                # the polynomials take m / 58, as Stockfish's do
 MIN_POSITIONS = 200                  # a material count with fewer positions gets no fit of its own
 POLY_DEGREE = 3
+# Bounds of a group's a and b (centipawns): a group whose games barely depend on the score (the
+# opening, where most scores are near 0) would otherwise drift to a huge a and b of the same ratio.
+A_RANGE = (0.0, 1000.0)
+B_RANGE = (10.0, 500.0)
 
 
 @dataclass
@@ -141,31 +145,52 @@ class Fit:
     log_likelihood: float
 
 
+def material_groups(mat: np.ndarray) -> list[list[int]]:
+    """Neighbouring material counts grouped until each group has MIN_POSITIONS positions (a short tail joins
+    the last group), so that sparse data still gives one fit per group."""
+    groups: list[list[int]] = []
+    current: list[int] = []
+    count = 0
+    for m in range(MATERIAL_MIN, MATERIAL_MAX + 1):
+        n = int(np.count_nonzero(mat == m))
+        if n == 0:
+            continue
+        current.append(m)
+        count += n
+        if count >= MIN_POSITIONS:
+            groups.append(current)
+            current, count = [], 0
+    if current and groups:
+        groups[-1].extend(current)
+    elif current and count >= MIN_POSITIONS // 2:
+        groups.append(current)
+    return groups
+
+
 def fit(samples: Sequence[Sample]) -> Fit:
     """Fit a and b per material count, then cubic polynomials of m / 58 through them."""
     score = np.array([s.score for s in samples])
     mat = np.array([s.material for s in samples])
     result = np.array([s.result for s in samples])
     xs, a_values, b_values, weights = [], [], [], []
-    for m in range(MATERIAL_MIN, MATERIAL_MAX + 1):
-        chosen = mat == m
-        count = int(chosen.sum())
-        if count < MIN_POSITIONS:
-            continue
+    for group in material_groups(mat):
+        chosen = np.isin(mat, group)
         s, r = score[chosen], result[chosen]
 
         def loss(params: np.ndarray) -> float:
             a, b = params
-            return math.inf if b <= 1.0 else -log_likelihood(s, r, np.full_like(s, a), np.full_like(s, b))
+            if not (A_RANGE[0] <= a <= A_RANGE[1] and B_RANGE[0] <= b <= B_RANGE[1]):
+                return math.inf
+            return -log_likelihood(s, r, np.full_like(s, a), np.full_like(s, b))
 
         a, b = nelder_mead(loss, (150.0, 70.0))
-        xs.append(m / MATERIAL_SCALE)
+        xs.append(float(np.mean(mat[chosen])) / MATERIAL_SCALE)
         a_values.append(a)
         b_values.append(b)
-        weights.append(math.sqrt(count))
+        weights.append(math.sqrt(s.size))
     if len(xs) <= POLY_DEGREE:
-        raise ValueError(f"too few positions: {len(xs)} material counts have {MIN_POSITIONS} or more "
-                         f"(need {POLY_DEGREE + 1})")
+        raise ValueError(f"too few positions: {len(xs)} groups of material counts with {MIN_POSITIONS} or more "
+                         f"positions (need {POLY_DEGREE + 1})")
     poly_a = np.polyfit(xs, a_values, POLY_DEGREE, w=weights)
     poly_b = np.polyfit(xs, b_values, POLY_DEGREE, w=weights)
     x = mat / MATERIAL_SCALE
@@ -191,7 +216,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     except ValueError as exc:
         print(f"garfish wdl: {exc}", file=sys.stderr)
         return 1
-    print(f"# {result.positions} scored positions, {result.materials} material counts fitted; "
+    print(f"# {result.positions} scored positions, {result.materials} groups of material counts fitted; "
           f"mean log-likelihood {result.log_likelihood:.4f}")
     print(f"WDL_A = ({', '.join(f'{c:.3f}' for c in result.a)})")
     print(f"WDL_B = ({', '.join(f'{c:.3f}' for c in result.b)})")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import subprocess
@@ -43,11 +44,10 @@ def test_engine_nps_reports_both_engines_and_their_ratio(tmp_path: Path) -> None
 
 
 def test_ab_builds_the_working_tree_as_an_installed_package(tmp_path: Path) -> None:
-    sys.path.insert(0, str(SCRIPTS))
-    try:
-        import ab
-    finally:
-        sys.path.remove(str(SCRIPTS))
+    spec = importlib.util.spec_from_file_location("ab", SCRIPTS / "ab.py")
+    assert spec is not None and spec.loader is not None
+    ab = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ab)
     side = ab.build("A", ".", tmp_path)
     assert side.module == "garfish.uci"
     assert (side.site / "garfish" / "engine" / "search.py").read_text() == (ROOT / "engine" / "search.py").read_text()

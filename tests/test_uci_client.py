@@ -85,6 +85,7 @@ def test_handshake_identifies_garfish(engine: chess.engine.SimpleEngine) -> None
         ("OwnBook", "check", False, None, None),
         ("BookFile", "string", "<empty>", None, None),  # python-chess keeps UCI's word for the empty string
         ("BookBestMove", "check", False, None, None),
+        ("UCI_ShowWDL", "check", False, None, None),
     ],
 )
 def test_options_are_declared(engine: chess.engine.SimpleEngine, name: str, type_: str,
@@ -362,3 +363,19 @@ def test_self_play_game_on_a_fast_clock() -> None:
     finally:
         for eng in engines:
             eng.quit()
+
+
+def test_show_wdl_adds_chances_that_python_chess_reads(engine: chess.engine.SimpleEngine) -> None:
+    plain = engine.analyse(chess.Board(), chess.engine.Limit(depth=4))
+    assert "wdl" not in plain
+    engine.configure({"UCI_ShowWDL": True})
+    try:
+        # White is a queen up: the chances favour White, and sum to 1000.
+        board = chess.Board("4k3/8/8/8/8/8/3Q4/4K3 w - - 0 1")
+        info = engine.analyse(board, chess.engine.Limit(depth=4))
+        wdl = info["wdl"].pov(chess.WHITE)
+        assert wdl.wins + wdl.draws + wdl.losses == 1000 and wdl.wins > wdl.losses
+        lost = engine.analyse(chess.Board("q3k3/8/8/8/8/8/8/4K3 w - - 0 1"), chess.engine.Limit(depth=4))
+        assert lost["wdl"].pov(chess.WHITE).losses > lost["wdl"].pov(chess.WHITE).wins
+    finally:
+        engine.configure({"UCI_ShowWDL": False})

@@ -124,6 +124,7 @@ def test_options_are_listed_from_their_declarations(session: Session) -> None:
         "option name OwnBook type check default false",
         "option name BookFile type string default <empty>",
         "option name BookBestMove type check default false",
+        "option name UCI_ShowWDL type check default false",
     ]
     assert lines[-1] == "uciok"
 

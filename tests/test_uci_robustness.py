@@ -601,7 +601,7 @@ separator = st.sampled_from([" ", " ", " ", "  ", "\t", " \t "])
 
 GO_PARAMS = ["wtime", "btime", "winc", "binc", "movestogo", "depth", "nodes", "mate", "movetime", "perft"]
 OPTION_NAMES = ["Hash", "Clear Hash", "Threads", "Move Overhead", "Ponder", "UCI_Chess960", "OwnBook", "BookFile",
-                "BookBestMove", "hash", "Nope"]
+                "BookBestMove", "UCI_ShowWDL", "hash", "Nope"]
 plausible = st.one_of(
     st.builds(lambda moves: " ".join(["position startpos moves"] + moves),
               st.lists(st.sampled_from(MOVES), max_size=4)),

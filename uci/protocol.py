@@ -227,6 +227,7 @@ class UciEngine:
         self.book_file = String("BookFile", help="Polyglot opening book (.bin)", on_change=self.set_book_file)
         self.book_best_move = Check("BookBestMove", False,
                                     "play the book's highest-weight move, not a random one by weight")
+        self.show_wdl = Check("UCI_ShowWDL", False, "add win/draw/loss chances (per mille) to info lines")
         self.options: list[Option[Any]] = [
             self.hash,
             Button("Clear Hash", help="empty the transposition table", on_change=self.clear_hash),
@@ -237,6 +238,7 @@ class UciEngine:
             self.own_book,
             self.book_file,
             self.book_best_move,
+            self.show_wdl,
         ]
         self.book: Optional[Book] = None  # the BookFile's book, opened when the option is set
         self.searcher: Optional[Searcher] = None
@@ -536,6 +538,10 @@ class UciEngine:
         """Format a search report as an `info` line (PV moves checked for legality)."""
         mate = info.mate
         score = f"mate {mate}" if mate is not None else f"cp {info.score}"
+        if self.show_wdl.value:
+            from garfish.engine.wdl import material, wdl  # loaded with the engine, before any search
+
+            score += " wdl {} {} {}".format(*wdl(info.score, material(board)))
         if info.bound == "lower":
             score += " lowerbound"
         elif info.bound == "upper":

@@ -317,6 +317,47 @@ def test_isready_is_answered_during_an_infinite_search() -> None:
         raw.close()
 
 
+# Castling is the only mate in one (1.O-O#: the king on g1 takes g2 from the black king) and,
+# with Black to move and 1...a6 forced by searchmoves, the mate in the principal variation.
+CASTLE_MATES = "4R3/8/8/8/8/5k2/6R1/4K2R w K - 0 1"
+CASTLE_MATES_NEXT = "4R3/p7/8/8/8/5k2/6R1/4K2R b K - 0 1"
+# Chess960 only: the king on f1 castles with the h1 rook (king to g1, rook to f1) for the only
+# mate; written f1h1, while f1g1 would be the king's plain step.
+CASTLE_MATES_960 = "4R3/8/8/8/8/5k2/6R1/5K1R w H - 0 1"
+
+
+CASTLING_CASES = [  # (UCI_Chess960, FEN, go command, expected bestmove line, expected PV of the last info line)
+    (False, CASTLE_MATES, "go depth 3", "bestmove e1g1", "e1g1"),
+    (True, CASTLE_MATES, "go depth 3", "bestmove e1h1", "e1h1"),
+    (False, CASTLE_MATES_NEXT, "go depth 4 searchmoves a7a6", "bestmove a7a6 ponder e1g1", "a7a6 e1g1"),
+    (True, CASTLE_MATES_NEXT, "go depth 4 searchmoves a7a6", "bestmove a7a6 ponder e1h1", "a7a6 e1h1"),
+    (True, CASTLE_MATES_960, "go depth 3", "bestmove f1h1", "f1h1"),
+]
+
+
+def test_castling_is_written_king_takes_rook_only_with_uci_chess960() -> None:
+    """The engine's own words, over raw pipes: bestmove, ponder move and info PV castle as e1g1 in
+    standard chess and king-takes-rook (e1h1, f1h1) with UCI_Chess960."""
+    raw = RawEngine()
+    try:
+        raw.send("uci")
+        raw.expect(lambda s: s == "uciok", 10)
+        for chess960, fen, go, bestmove, pv in CASTLING_CASES:
+            raw.send(f"setoption name UCI_Chess960 value {'true' if chess960 else 'false'}")
+            raw.send("ucinewgame")
+            raw.send(f"position fen {fen}")
+            raw.send("isready")
+            raw.expect(lambda s: s == "readyok", 30)
+            raw.send(go)
+            line, before = raw.expect(lambda s: s.startswith("bestmove"), 30)
+            assert line == bestmove, (chess960, fen)
+            pvs = [s.split(" pv ", 1)[1] for s in before if s.startswith("info depth") and " pv " in s]
+            assert pvs and pvs[-1] == pv, (chess960, fen, before)
+            assert not any("info string" in s for s in before), before
+    finally:
+        raw.close()
+
+
 # --------------------------------------------------------------------------- self-play
 @pytest.mark.slow
 def test_self_play_game_on_a_fast_clock() -> None:

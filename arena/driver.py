@@ -172,6 +172,10 @@ class EngineProcess:
         """True while the engine process runs and has not been killed."""
         return self.engine is not None and not self.broken and not self.engine.returncode.done()
 
+    def supports(self, option: str) -> bool:
+        """Whether the engine declares this UCI option (e.g. UCI_Chess960)."""
+        return self.engine is not None and option in self.engine.options
+
     def kill(self) -> None:
         """Hard-kill the engine's process group (callable from any thread); alive() is False from now on."""
         self.broken = True

@@ -16,6 +16,10 @@ Limits and time losses:
                   forfeits on time.
   A watchdog kills an engine 1 s after its move became a time loss (it is restarted for the next game).
 
+Chess960: openings whose castling rights only make sense in Chess960 (a king or rook off its
+standard square), or all openings with --chess960, are played as Chess960; both engines must
+declare UCI_Chess960, which python-chess then sets, and moves are sent in king-takes-rook form.
+
 Game ends: checkmate, stalemate, threefold repetition, fifty-move rule, insufficient material
 (python-chess `outcome(claim_draw=True)`); adjudication (resign: both engines report a score of at
 least --resign-score cp for the same side for --resign-moves moves each; draw: both report
@@ -65,6 +69,7 @@ ABORT_JOIN_SECONDS = 10.0  # how long an interrupted match waits for its slot th
 TC_PATTERN = re.compile(r"^\s*(\d+(?:\.\d*)?)\s*(?:\+\s*(\d+(?:\.\d*)?))?\s*$")
 SPRT_KEYS = MappingProxyType({"elo0": 0.0, "elo1": 10.0, "alpha": 0.05, "beta": 0.05})
 SEED_RANGE = 2**31  # a seed is drawn from this range (and printed) when --seed is not given
+CHESS960_OPTION = "UCI_Chess960"
 
 
 # --------------------------------------------------------------------------- configuration
@@ -181,6 +186,16 @@ def start_engines(specs: list[EngineSpec], slots: int) -> list[list[EngineProces
     return [[engine for engine in pair if engine is not None] for pair in started]
 
 
+def check_chess960(pairs: list[list[EngineProcess]], tasks: list[GameTask]) -> None:
+    """Chess960 openings need engines that declare UCI_Chess960 (raises EngineStartError)."""
+    if not any(task.chess960 for task in tasks):
+        return
+    for engine in pairs[0]:
+        if not engine.supports(CHESS960_OPTION):
+            raise EngineStartError(f"engine '{engine.name}' does not declare the {CHESS960_OPTION} option, "
+                                   f"which the Chess960 openings need")
+
+
 def unique_names(engines: list[EngineProcess]) -> None:
     """Give the two engines different display names (suffix ' 2' when their names are equal)."""
     if engines[0].name == engines[1].name:
@@ -194,6 +209,13 @@ def run_match(config: MatchConfig, tasks: list[GameTask], pgn_out: Optional[Text
 
     slots = max(1, min(config.concurrency, len(tasks)))
     pairs = start_engines(config.engines, slots)
+    try:
+        check_chess960(pairs, tasks)
+    except EngineStartError:
+        for pair in pairs:
+            for engine in pair:
+                engine.close()
+        raise
     unique_names(pairs[0])  # the specs are shared by all slots, so this names every slot's engines
     state = MatchState(names=[pairs[0][0].name, pairs[0][1].name], total=len(tasks), sprt_config=config.sprt)
     queue_: "queue.Queue[GameTask]" = queue.Queue()
@@ -214,8 +236,9 @@ def run_match(config: MatchConfig, tasks: list[GameTask], pgn_out: Optional[Text
                 pgn_out.write(record.pgn + "\n\n")
                 pgn_out.flush()
 
+    extras = ", Chess960" if any(task.chess960 for task in tasks) else ""
     out(f"{PROG}: {state.names[0]} vs {state.names[1]}, {len(tasks)} games, {config.tc.describe()}, "
-        f"concurrency {slots}, seed {config.seed}")
+        f"concurrency {slots}, seed {config.seed}{extras}")
     threads = [threading.Thread(target=slot_worker, args=(slot, pairs[slot], queue_, config, state, on_game),
                                 daemon=True, name=f"match-slot-{slot}") for slot in range(slots)]
     try:
@@ -254,7 +277,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--games", type=int, required=True, metavar="N", help="number of games")
     parser.add_argument("--openings", type=Path, metavar="FILE",
                         help="EPD/FEN lines or PGN games (final positions); default: the start position")
-    parser.add_argument("--chess960", action="store_true", help="read the openings as Chess960 positions")
+    parser.add_argument("--chess960", action="store_true",
+                        help="play the openings as Chess960 (automatic for Chess960-only castling rights)")
     parser.add_argument("--concurrency", type=int, default=1, metavar="J", help="games played at once")
     parser.add_argument("--pgnout", type=Path, metavar="FILE", help="write all games to this PGN file")
     parser.add_argument("--report", type=Path, metavar="FILE.json", help="write the summary as JSON")

@@ -4,7 +4,7 @@ Its behaviour is chosen on the command line (run it with `sys.executable`):
 
     scripted_engine.py [--play first|random|greedy] [--seed S] [--score CP] [--name NAME]
                        [--misbehave illegal|stall|crash|flag|null|none] [--after K]
-                       [--fail-start] [--options]
+                       [--fail-start] [--options] [--chess960]
 
 --play       first: the first legal move in python-chess's order; random: a legal move picked by a
              seeded hash of the position (the same position always gets the same move); greedy: mate
@@ -17,6 +17,7 @@ Its behaviour is chosen on the command line (run it with `sys.executable`):
              then answer a legal move.
 --fail-start exit with status 1 before answering `uci` (an engine that does not start).
 --options    declare a spin option `Skill` and a check option `Flag` (to test option passing).
+--chess960   declare UCI_Chess960 and read positions and moves as Chess960 when it is on.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--after", type=int, default=1)
     parser.add_argument("--fail-start", action="store_true")
     parser.add_argument("--options", action="store_true")
+    parser.add_argument("--chess960", action="store_true")
     return parser
 
 
@@ -93,13 +95,13 @@ def illegal_move(board: chess.Board) -> str:
     return "a1a1"
 
 
-def set_position(tokens: list[str]) -> chess.Board:
+def set_position(tokens: list[str], chess960: bool = False) -> chess.Board:
     """The board of a `position` command."""
     moves_at = tokens.index("moves") if "moves" in tokens else len(tokens)
     if len(tokens) > 1 and tokens[1] == "fen":
-        board = chess.Board(" ".join(tokens[2:moves_at]))
+        board = chess.Board(" ".join(tokens[2:moves_at]), chess960=chess960)
     else:
-        board = chess.Board()
+        board = chess.Board(chess960=chess960)
     for uci in tokens[moves_at + 1:]:
         board.push_uci(uci)
     return board
@@ -134,13 +136,14 @@ def answer_go(tokens: list[str], board: chess.Board, moves_in_game: int, args: a
     elif misbehave == "none" or board.is_game_over():
         out.write("bestmove (none)\n")
     else:
-        out.write(f"bestmove {choose_move(board, args).uci()}\n")
+        out.write(f"bestmove {board.uci(choose_move(board, args))}\n")
     out.flush()
 
 
 def run(args: argparse.Namespace, inp: TextIO, out: TextIO) -> int:
     """The UCI loop."""
     board = chess.Board()
+    chess960 = False
     moves_in_game = 0
     for line in inp:
         tokens = line.split()
@@ -152,15 +155,19 @@ def run(args: argparse.Namespace, inp: TextIO, out: TextIO) -> int:
             if args.options:
                 out.write("option name Skill type spin default 1 min 0 max 20\n")
                 out.write("option name Flag type check default false\n")
+            if args.chess960:
+                out.write("option name UCI_Chess960 type check default false\n")
             out.write("uciok\n")
             out.flush()
         elif command == "isready":
             out.write("readyok\n")
             out.flush()
+        elif command == "setoption" and tokens[1:3] == ["name", "UCI_Chess960"] and args.chess960:
+            chess960 = tokens[-1] == "true"
         elif command == "ucinewgame":
             moves_in_game = 0
         elif command == "position":
-            board = set_position(tokens)
+            board = set_position(tokens, chess960)
         elif command == "go":
             moves_in_game += 1
             answer_go(tokens, board, moves_in_game, args, out)

@@ -17,7 +17,7 @@ import chess
 import chess.pgn
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, data_missing
 from garfish.arena import match
 from garfish.arena.game import PGN_TERMINATION, Adjudication, AdjudicationTracker
 from garfish.arena.report import check_matplotlib
@@ -332,3 +332,51 @@ def test_parse_engine_options() -> None:
     assert spec.options == {"Hash": "64", "Move Overhead": "10"}
     default: Optional[list[str]] = match.parse_engine(["name=G"], 2).argv
     assert default == [sys.executable, "-m", "garfish.uci"]
+
+
+# --------------------------------------------------------------------------- Chess960
+# The only mate in one is castling f1h1 (king to g1, rook to f1); f1g1 would be the king's plain step.
+CASTLE_MATES_960 = "4R3/8/8/8/8/5k2/6R1/5K1R w H - 0 1"
+
+
+def test_garfish_plays_chess960_openings_and_castles_king_takes_rook(tmp_path: Path, data: Path) -> None:
+    """A Chess960 book (found to be one by its castling rights, no --chess960) played by Garfish
+    against itself: Chess960 games, no forfeit, and the castling mate played by both engines."""
+    book = data / "books" / "FRC_openings.epd"
+    if not book.is_file():
+        data_missing(f"{book} not in the shared data")
+    openings = tmp_path / "frc.epd"
+    openings.write_text(CASTLE_MATES_960 + "\n" + book.read_text().splitlines()[0] + "\n")
+    pgn, report = tmp_path / "games.pgn", tmp_path / "report.json"
+    proc = run_match("--engine", "name=A", "--engine", "name=B", "--nodes", "1000", "--games", "4",
+                     "--openings", str(openings), "--seed", "1", "--max-moves", "12", "--concurrency", "2",
+                     "--pgnout", str(pgn), "--report", str(report))
+    assert proc.returncode == 0, proc.stderr
+    assert "castling rights valid only in Chess960" in proc.stderr
+    data_ = json.loads(report.read_text())
+    assert data_["games"] == 4
+    assert all(count == 0 for counts in data_["forfeits"].values() for count in counts.values())
+    games = read_games(pgn)
+    assert all(game.headers["Variant"] == "Chess960" for game in games)
+    mates = [game for game in games if game.board().board_fen() == CASTLE_MATES_960.split()[0]]
+    assert len(mates) == 2 and {game.headers["White"] for game in mates} == {"A", "B"}
+    for game in mates:
+        moves = list(game.mainline_moves())
+        assert len(moves) == 1 and game.board().is_castling(moves[0]) and game.end().board().is_checkmate()
+    others = [game for game in games if game not in mates]
+    assert all(int(game.headers["PlyCount"]) > 10 for game in others)
+
+
+def test_chess960_openings_need_engines_that_declare_uci_chess960(tmp_path: Path) -> None:
+    """An engine without UCI_Chess960 is refused before the first game; one with it plays."""
+    openings = tmp_path / "frc.epd"
+    openings.write_text(CASTLE_MATES_960 + "\n")
+    refused = run_match("--engine", scripted("--chess960"), "--engine", scripted(), "name=plain",
+                        "--nodes", "1", "--games", "2", "--openings", str(openings))
+    check_clean_error(refused, 1, "engine 'plain' does not declare the UCI_Chess960 option")
+    report = tmp_path / "report.json"
+    played = run_match("--engine", scripted("--chess960", "--play", "greedy"), "name=g1",
+                       "--engine", scripted("--chess960", "--play", "greedy"), "name=g2",
+                       "--nodes", "1", "--games", "2", "--openings", str(openings), "--report", str(report))
+    assert played.returncode == 0, played.stderr
+    assert json.loads(report.read_text())["endings"] == {"checkmate": 2}

@@ -86,6 +86,8 @@ class GameRecord:
     plies: int = 0
     seconds: float = 0.0
     pgn: str = ""
+    moves: tuple[int, int] = (0, 0)  # moves played by engine 1 and engine 2
+    ponderhits: tuple[int, int] = (0, 0)  # ... of which came from a ponder search after ponderhit
 
     def engine1_points(self) -> float:
         """Points of engine 1 in this game."""
@@ -114,8 +116,8 @@ def score_cp(info: dict, mover: chess.Color) -> Optional[int]:
     return score.pov(mover).score(mate_score=MATE_CP)
 
 
-def move_comment(info: dict, mover: chess.Color, elapsed: float) -> str:
-    """PGN comment for a move: score/depth and the time used."""
+def move_comment(info: dict, mover: chess.Color, elapsed: float, ponderhit: bool = False) -> str:
+    """PGN comment for a move: score/depth, the time used and whether it followed a ponderhit."""
     score = info.get("score")
     depth = info.get("depth")
     parts = []
@@ -129,6 +131,8 @@ def move_comment(info: dict, mover: chess.Color, elapsed: float) -> str:
         if depth is not None:
             parts[-1] += f"/{depth}"
     parts.append(f"{elapsed:.3f}s")
+    if ponderhit:
+        parts.append("ponderhit")
     return " ".join(parts)
 
 
@@ -226,6 +230,16 @@ def ensure_running(engine: EngineProcess, abort: threading.Event) -> None:
         restart(engine, abort)
 
 
+def end_pondering(engines: list[EngineProcess]) -> None:
+    """The game is over: stop the engines' ponder searches (one that does not stop is killed and
+    restarted for its next game; the result stands)."""
+    for engine in engines:
+        try:
+            engine.stop_pondering()
+        except MoveError:
+            engine.kill()
+
+
 def play_game(task: GameTask, engines: list[EngineProcess], tc: TimeControl, adjudication: Adjudication, event: str,
               abort: threading.Event) -> GameRecord:
     """Play one game; engines that crashed or were killed are restarted first (EngineStartError if that fails)."""
@@ -239,6 +253,8 @@ def play_game(task: GameTask, engines: list[EngineProcess], tc: TimeControl, adj
     key = object()
     comments: list[str] = []
     tracker = AdjudicationTracker(adjudication)
+    moves = {chess.WHITE: 0, chess.BLACK: 0}
+    ponderhits = {chess.WHITE: 0, chess.BLACK: 0}
     ending: Optional[Ending] = None
     for color in (chess.WHITE, chess.BLACK):
         ensure_running(players[color], abort)
@@ -282,13 +298,20 @@ def play_game(task: GameTask, engines: list[EngineProcess], tc: TimeControl, adj
             break
         if tc.kind == "clock":
             clocks[mover] = max(0.0, clocks[mover] - played.elapsed) + tc.increment
-        comments.append(move_comment(played.info, mover, played.elapsed))
+        moves[mover] += 1
+        ponderhits[mover] += played.ponderhit
+        comments.append(move_comment(played.info, mover, played.elapsed, played.ponderhit))
         board.push(played.move)
         outcome = board.outcome(claim_draw=True)
         if outcome is None:
             ending = tracker.update(board, mover, score_cp(played.info, mover))
-    return make_record(task, players, start_board, board, comments, ending, tc, event,
-                       time.perf_counter() - started)
+    end_pondering(engines)
+    record = make_record(task, players, start_board, board, comments, ending, tc, event,
+                         time.perf_counter() - started)
+    first_color = chess.WHITE if task.engine1_white else chess.BLACK
+    record.moves = (moves[first_color], moves[not first_color])
+    record.ponderhits = (ponderhits[first_color], ponderhits[not first_color])
+    return record
 
 
 def make_record(task: GameTask, players: dict[chess.Color, EngineProcess], start_board: chess.Board,

@@ -4,7 +4,8 @@ Its behaviour is chosen on the command line (run it with `sys.executable`):
 
     scripted_engine.py [--play first|random|greedy] [--seed S] [--score CP] [--name NAME]
                        [--misbehave illegal|stall|crash|flag|null|none] [--after K]
-                       [--fail-start] [--options] [--chess960]
+                       [--fail-start] [--options] [--chess960] [--ponder] [--delay S] [--stop-delay S]
+                       [--deviate K] [--log FILE]
 
 --play       first: the first legal move in python-chess's order; random: a legal move picked by a
              seeded hash of the position (the same position always gets the same move); greedy: mate
@@ -18,6 +19,12 @@ Its behaviour is chosen on the command line (run it with `sys.executable`):
 --fail-start exit with status 1 before answering `uci` (an engine that does not start).
 --options    declare a spin option `Skill` and a check option `Flag` (to test option passing).
 --chess960   declare UCI_Chess960 and read positions and moves as Chess960 when it is on.
+--ponder     declare Ponder and send `bestmove M ponder R`, R being the reply --play random (same
+             seed) picks after M; `go ponder` is answered only after `ponderhit` (at once) or
+             `stop` (after --stop-delay seconds).
+--delay S    think S seconds before answering a normal `go`.
+--deviate K  play the first legal move instead at every K-th `go` of a game (to miss a ponderer's guess).
+--log FILE   append every line received to FILE.
 """
 
 from __future__ import annotations
@@ -50,6 +57,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--fail-start", action="store_true")
     parser.add_argument("--options", action="store_true")
     parser.add_argument("--chess960", action="store_true")
+    parser.add_argument("--ponder", action="store_true")
+    parser.add_argument("--delay", type=float, default=0.0)
+    parser.add_argument("--stop-delay", type=float, default=0.0)
+    parser.add_argument("--deviate", type=int, default=0)
+    parser.add_argument("--log", default=None)
     return parser
 
 
@@ -136,7 +148,15 @@ def answer_go(tokens: list[str], board: chess.Board, moves_in_game: int, args: a
     elif misbehave == "none" or board.is_game_over():
         out.write("bestmove (none)\n")
     else:
-        out.write(f"bestmove {board.uci(choose_move(board, args))}\n")
+        deviate = args.deviate and moves_in_game % args.deviate == 0
+        move = next(iter(board.legal_moves)) if deviate else choose_move(board, args)
+        line = f"bestmove {board.uci(move)}"
+        if args.ponder:
+            board.push(move)
+            if not board.is_game_over():
+                line += f" ponder {board.uci(hashed_move(board, args.seed))}"
+            board.pop()
+        out.write(line + "\n")
     out.flush()
 
 
@@ -145,7 +165,12 @@ def run(args: argparse.Namespace, inp: TextIO, out: TextIO) -> int:
     board = chess.Board()
     chess960 = False
     moves_in_game = 0
+    pondering: Optional[list[str]] = None  # the `go ponder` waiting for ponderhit or stop
+    log = open(args.log, "a", encoding="utf-8") if args.log else None
     for line in inp:
+        if log is not None:
+            log.write(line)
+            log.flush()
         tokens = line.split()
         if not tokens:
             continue
@@ -157,6 +182,8 @@ def run(args: argparse.Namespace, inp: TextIO, out: TextIO) -> int:
                 out.write("option name Flag type check default false\n")
             if args.chess960:
                 out.write("option name UCI_Chess960 type check default false\n")
+            if args.ponder:
+                out.write("option name Ponder type check default false\n")
             out.write("uciok\n")
             out.flush()
         elif command == "isready":
@@ -168,9 +195,18 @@ def run(args: argparse.Namespace, inp: TextIO, out: TextIO) -> int:
             moves_in_game = 0
         elif command == "position":
             board = set_position(tokens, chess960)
+        elif command == "go" and "ponder" in tokens:
+            pondering = tokens
         elif command == "go":
             moves_in_game += 1
+            time.sleep(args.delay)
             answer_go(tokens, board, moves_in_game, args, out)
+        elif command in ("ponderhit", "stop") and pondering is not None:
+            moves_in_game += command == "ponderhit"
+            if command == "stop":
+                time.sleep(args.stop_delay)
+            answer_go(pondering, board, moves_in_game, args, out)
+            pondering = None
         elif command == "quit":
             return 0
     return 0

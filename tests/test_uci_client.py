@@ -3,15 +3,12 @@
 python-chess plays the GUI here: it parses `uci`/`option` lines, sends `setoption`,
 `ucinewgame`/`isready`, `position ... moves ...`, `go ...`, `stop` and `ponderhit`,
 and checks every `bestmove` against the board. One engine process serves the module
-(the self-play game starts two more); one test talks to the engine over raw pipes.
+(the self-play game starts two more); two tests talk to the engine over raw pipes.
 """
 
 from __future__ import annotations
 
 import logging
-import queue
-import subprocess
-import threading
 import time
 from typing import Callable, Iterator, Optional
 
@@ -20,6 +17,7 @@ import chess.engine
 import pytest
 
 from conftest import ENGINE_CMD, ROOT
+from rawpipe import RawEngine
 
 MATE_IN_1 = "6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1"  # 1.Ra8#
 MATE_IN_2 = "kbK5/pp6/1P6/8/8/8/8/R7 w - - 0 1"  # Morphy: 1.Ra6! bxa6 2.b7#
@@ -246,47 +244,6 @@ def test_chess960_castling_notation(engine: chess.engine.SimpleEngine) -> None:
 
 
 # --------------------------------------------------------------------------- raw pipes
-class RawEngine:
-    """Minimal raw UCI pipe: write lines, read stdout lines with a timeout."""
-
-    def __init__(self) -> None:
-        self.proc = subprocess.Popen(list(ENGINE_CMD), cwd=str(ROOT), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, text=True, bufsize=1)
-        self.lines: queue.Queue[Optional[str]] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines.put(line.rstrip("\n"))
-        self.lines.put(None)
-
-    def send(self, line: str) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(line + "\n")
-        self.proc.stdin.flush()
-
-    def expect(self, predicate, timeout: float) -> tuple[str, list[str]]:
-        """Read until a line satisfies predicate; return it and the lines before it."""
-        seen: list[str] = []
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
-            except queue.Empty:
-                raise AssertionError(f"timed out after {timeout} s; got {seen[-10:]}") from None
-            if line is None:
-                raise AssertionError(f"engine exited; got {seen[-10:]}")
-            if predicate(line):
-                return line, seen
-            seen.append(line)
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait(timeout=5)
-
-
 def test_isready_is_answered_during_an_infinite_search() -> None:
     raw = RawEngine()
     try:

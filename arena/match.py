@@ -168,6 +168,8 @@ def slot_worker(slot: int, engines: list[EngineProcess], tasks: "queue.Queue[Gam
             LOG.exception("slot %d, game %d: internal error", slot, task.number)
             state.fail(f"slot {slot}, game {task.number}: internal error: {type(exc).__name__}: {exc}")
             return
+        if state.abort.is_set():
+            return  # interrupted: the game may have ended only because its engines were killed
         on_game(record)
 
 

@@ -7,6 +7,7 @@ deterministic: the scripted engines pick moves by a seeded hash of the position.
 from __future__ import annotations
 
 import json
+import queue
 import shlex
 import subprocess
 import sys
@@ -19,8 +20,9 @@ import pytest
 
 from conftest import ROOT, data_missing
 from garfish.arena import match
-from garfish.arena.game import PGN_TERMINATION, Adjudication, AdjudicationTracker
-from garfish.arena.report import check_matplotlib
+from garfish.arena.game import PGN_TERMINATION, Adjudication, AdjudicationTracker, GameRecord, TimeControl
+from garfish.arena.openings import GameTask
+from garfish.arena.report import MatchState, check_matplotlib
 
 SCRIPTED = Path(__file__).resolve().parent / "scripted_engine.py"
 CLI_TIMEOUT = 120
@@ -322,6 +324,31 @@ def test_plot(tmp_path: Path) -> None:
     else:
         check_clean_error(proc, 2, "matplotlib")
         assert not plot.exists()
+
+
+def test_a_game_ending_after_an_interrupt_is_not_counted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C kills the engines, which ends the games in play with crash forfeits: those are not
+    counted (the summary says unfinished games are not), a game finished before it is."""
+    state = MatchState(names=["a", "b"], total=2, sprt_config=None)
+    tasks: "queue.Queue" = queue.Queue()
+    for number in (1, 2):
+        tasks.put(GameTask(number=number, pair=0, opening=1, fen=chess.STARTING_FEN, chess960=False,
+                           engine1_white=number == 1))
+
+    def play(task: GameTask, *args: object) -> GameRecord:
+        """The first game ends normally; the user interrupts the match during the second."""
+        if task.number == 2:
+            state.abort.set()
+        return GameRecord(number=task.number, pair=0, opening=1, white="a", black="b", engine1_white=True,
+                          result="0-1", termination="abandoned", reason="crashed", category="forfeit: crash",
+                          forfeit_engine=0, forfeit_kind="crash")
+
+    monkeypatch.setattr(match, "play_game", play)
+    config = match.MatchConfig(engines=[], tc=TimeControl("nodes", nodes=1), games=2, concurrency=1,
+                               adjudication=Adjudication(), sprt=None, seed=1)
+    counted: list[GameRecord] = []
+    match.slot_worker(0, [], tasks, config, state, counted.append)
+    assert [record.number for record in counted] == [1]
 
 
 @pytest.mark.parametrize("text, expected", [("10+0.1", (10.0, 0.1)), ("60", (60.0, 0.0)), (" 5 + 0 ", (5.0, 0.0))])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Optional
 
@@ -68,6 +68,33 @@ class Adjudication:
 
 
 @dataclass
+class PonderStats:
+    """An engine's moves and those it played after a ponderhit: how many, the longest, and the
+    largest share of its clock one took (0 without a clock)."""
+
+    moves: int = 0
+    hits: int = 0
+    longest: float = 0.0
+    largest_share: float = 0.0
+
+    def add(self, elapsed: float, ponderhit: bool, clock: Optional[float]) -> None:
+        """Count a move that took `elapsed` seconds with `clock` seconds left before it (None: no clock)."""
+        self.moves += 1
+        if ponderhit:
+            self.hits += 1
+            self.longest = max(self.longest, elapsed)
+            if clock:
+                self.largest_share = max(self.largest_share, elapsed / clock)
+
+    def merge(self, other: PonderStats) -> None:
+        """Add another game's counts."""
+        self.moves += other.moves
+        self.hits += other.hits
+        self.longest = max(self.longest, other.longest)
+        self.largest_share = max(self.largest_share, other.largest_share)
+
+
+@dataclass
 class GameRecord:
     """The outcome of one game."""
 
@@ -86,8 +113,7 @@ class GameRecord:
     plies: int = 0
     seconds: float = 0.0
     pgn: str = ""
-    moves: tuple[int, int] = (0, 0)  # moves played by engine 1 and engine 2
-    ponderhits: tuple[int, int] = (0, 0)  # ... of which came from a ponder search after ponderhit
+    ponder: tuple[PonderStats, PonderStats] = field(default_factory=lambda: (PonderStats(), PonderStats()))
 
     def engine1_points(self) -> float:
         """Points of engine 1 in this game."""
@@ -253,8 +279,7 @@ def play_game(task: GameTask, engines: list[EngineProcess], tc: TimeControl, adj
     key = object()
     comments: list[str] = []
     tracker = AdjudicationTracker(adjudication)
-    moves = {chess.WHITE: 0, chess.BLACK: 0}
-    ponderhits = {chess.WHITE: 0, chess.BLACK: 0}
+    ponder = {chess.WHITE: PonderStats(), chess.BLACK: PonderStats()}
     ending: Optional[Ending] = None
     for color in (chess.WHITE, chess.BLACK):
         ensure_running(players[color], abort)
@@ -296,10 +321,9 @@ def play_game(task: GameTask, engines: list[EngineProcess], tc: TimeControl, adj
                                     f"{board.san(played.move)} took {played.elapsed:.3f} s with "
                                     f"{budget:.3f} s left (margin {tc.margin * 1000:g} ms)")
             break
+        ponder[mover].add(played.elapsed, played.ponderhit, clocks[mover] if tc.kind == "clock" else None)
         if tc.kind == "clock":
             clocks[mover] = max(0.0, clocks[mover] - played.elapsed) + tc.increment
-        moves[mover] += 1
-        ponderhits[mover] += played.ponderhit
         comments.append(move_comment(played.info, mover, played.elapsed, played.ponderhit))
         board.push(played.move)
         outcome = board.outcome(claim_draw=True)
@@ -309,8 +333,7 @@ def play_game(task: GameTask, engines: list[EngineProcess], tc: TimeControl, adj
     record = make_record(task, players, start_board, board, comments, ending, tc, event,
                          time.perf_counter() - started)
     first_color = chess.WHITE if task.engine1_white else chess.BLACK
-    record.moves = (moves[first_color], moves[not first_color])
-    record.ponderhits = (ponderhits[first_color], ponderhits[not first_color])
+    record.ponder = (ponder[first_color], ponder[not first_color])
     return record
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from garfish.arena import stats
-from garfish.arena.game import FORFEIT_KINDS, GameRecord
+from garfish.arena.game import FORFEIT_KINDS, GameRecord, PonderStats
 
 
 # --------------------------------------------------------------------------- the match state
@@ -132,10 +132,13 @@ def summary_dict(state: MatchState) -> dict[str, Any]:
         "errors": list(state.errors),
     }
     if any(state.ponder):
-        summary["ponderhits"] = {
-            name: {"hits": sum(record.ponderhits[index] for record in state.records),
-                   "moves": sum(record.moves[index] for record in state.records)}
-            for index, name in enumerate(state.names) if state.ponder[index]}
+        summary["ponderhits"] = {}
+        for index, name in enumerate(state.names):
+            if state.ponder[index]:
+                total = PonderStats()
+                for record in state.records:
+                    total.merge(record.ponder[index])
+                summary["ponderhits"][name] = asdict(total)
     if state.sprt_config is not None:
         lower, upper = stats.sprt_bounds(state.sprt_config.alpha, state.sprt_config.beta)
         result = state.sprt_result
@@ -178,7 +181,9 @@ def print_summary(state: MatchState, out: Callable[[str], None]) -> None:
         out(f"Forfeits {name}: " + ", ".join(f"{kind} {counts[kind]}" for kind in FORFEIT_KINDS))
     for name, counts in summary.get("ponderhits", {}).items():
         share = f" ({100 * counts['hits'] / counts['moves']:.1f}%)" if counts["moves"] else ""
-        out(f"Ponderhits {name}: {counts['hits']} of {counts['moves']} moves{share}")
+        longest = (f"; after a ponderhit at most {counts['longest']:.3f} s, "
+                   f"{100 * counts['largest_share']:.1f}% of the clock left" if counts["hits"] else "")
+        out(f"Ponderhits {name}: {counts['hits']} of {counts['moves']} moves{share}{longest}")
     if summary["endings"]:
         out("Endings: " + ", ".join(f"{name} {count}" for name, count in summary["endings"].items()))
     for error in summary["errors"]:

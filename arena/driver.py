@@ -32,6 +32,7 @@ EXIT_OK = 0
 EXIT_ENGINE = 1  # an engine failed to start or run
 EXIT_USAGE = 2  # bad arguments or input files
 QUIT_TIMEOUT = 2.0  # seconds an engine gets to exit after `quit` before it is killed
+PONDER_STOP_TIMEOUT = 5.0  # seconds an engine gets to answer `stop` (and then isready) to end its ponder search
 INFO = chess.engine.INFO_BASIC | chess.engine.INFO_SCORE
 TRUE_WORDS = ("true", "1", "yes", "on")
 FALSE_WORDS = ("false", "0", "no", "off")
@@ -64,15 +65,18 @@ class EngineSpec:
     name: Optional[str] = None
     show_stderr: bool = False
     start_timeout: float = START_TIMEOUT
+    ponder: bool = False  # think on the opponent's time: `go ponder` on the expected reply after each move
 
 
 @dataclass
 class MoveResult:
-    """A legal move with the engine's last info line (depth, nodes, score...) and the wall time it took."""
+    """A legal move with the engine's last info line (depth, nodes, score...) and the wall time it took;
+    ponderhit: the move came from a ponder search that the opponent's move turned into the real one."""
 
     move: chess.Move
     info: dict
     elapsed: float
+    ponderhit: bool = False
 
 
 def split_command(command: str) -> list[str]:
@@ -139,6 +143,9 @@ class EngineProcess:
         self.pid: Optional[int] = None
         self.engine_name = ""
         self.broken = False  # set by kill(): the process is (being) killed and must be restarted
+        # The position of the running ponder search (the engine's last move and the reply it
+        # expects played), or None when the engine is not pondering.
+        self.pondering: Optional[chess.Board] = None
         self.start()
 
     @property
@@ -167,14 +174,20 @@ class EngineProcess:
             raise EngineStartError(f"engine '{command}' failed to get ready: {describe_exception(exc)}") from None
         self.engine_name = self.engine.id.get("name", "")
         self.broken = False
+        self.pondering = None
 
     def alive(self) -> bool:
         """True while the engine process runs and has not been killed."""
         return self.engine is not None and not self.broken and not self.engine.returncode.done()
 
+    def supports(self, option: str) -> bool:
+        """Whether the engine declares this UCI option (e.g. UCI_Chess960)."""
+        return self.engine is not None and option in self.engine.options
+
     def kill(self) -> None:
         """Hard-kill the engine's process group (callable from any thread); alive() is False from now on."""
         self.broken = True
+        self.pondering = None
         if self.pid is None or (self.engine is not None and self.engine.returncode.done()):
             return
         try:
@@ -209,11 +222,13 @@ class EngineProcess:
         """Send ucinewgame + isready now, outside any clock, and mark `key` as python-chess's current game.
 
         play(game=key) then does not send ucinewgame again inside the timed move.
-        Raises MoveError('crash') when the engine has died or does not answer isready.
+        Raises MoveError('crash') when the engine has died or does not answer isready, and
+        MoveError('timeout') when it does not end a ponder search left from the last game.
         """
         engine = self.engine
         if engine is None or not self.alive():
             raise MoveError("crash", "the engine is not running", 0.0)
+        self.stop_pondering()  # never ucinewgame during a search
         protocol = engine.protocol
         if not isinstance(protocol, chess.engine.UciProtocol):
             raise MoveError("crash", "not a UCI engine", 0.0)
@@ -223,6 +238,7 @@ class EngineProcess:
             protocol.send_line("ucinewgame")
             protocol.game = key
             protocol.first_game = False
+            protocol.ponderhit = False  # as python-chess's own ucinewgame: no ponderhit carried over
 
         try:
             protocol.loop.call_soon_threadsafe(send)
@@ -231,9 +247,38 @@ class EngineProcess:
                 concurrent.futures.TimeoutError) as exc:
             raise MoveError("crash", f"no answer to ucinewgame/isready: {describe_exception(exc)}", 0.0) from None
 
+    def stop_pondering(self) -> None:
+        """End a running ponder search (`stop`, its bestmove discarded, then isready), outside any clock.
+
+        Raises MoveError('timeout') when the engine does not answer within PONDER_STOP_TIMEOUT
+        seconds (it is killed), MoveError('crash') when it has died.
+        """
+        engine, pondered, self.pondering = self.engine, self.pondering, None
+        if pondered is None or engine is None or not self.alive():
+            return
+        timeout, engine.timeout = engine.timeout, PONDER_STOP_TIMEOUT
+        start = time.perf_counter()
+        try:
+            engine.ping()  # python-chess sends `stop` to the pondering play command before the isready
+        except (chess.engine.EngineError, chess.engine.EngineTerminatedError, TimeoutError,
+                concurrent.futures.TimeoutError) as exc:
+            elapsed = time.perf_counter() - start
+            if isinstance(exc, (TimeoutError, concurrent.futures.TimeoutError)):
+                self.kill()
+                raise MoveError("timeout", f"no bestmove and readyok within {elapsed:.2f} s of stop "
+                                f"ending a ponder search, engine killed", elapsed) from None
+            raise MoveError("crash", f"while stopping a ponder search: {describe_exception(exc)}", elapsed) from None
+        finally:
+            engine.timeout = timeout
+
     def play(self, board: chess.Board, limit: chess.engine.Limit, game: object,
              deadline: Optional[float]) -> MoveResult:
         """Ask for a move; kill the engine if it has not answered after `deadline` seconds.
+
+        With pondering on (spec.ponder), an engine that ponders on exactly this position gets
+        `ponderhit` and the clock runs from it; one that ponders on another position is stopped
+        first, outside the clock, and then searches as usual. After a move with a ponder move
+        python-chess starts `go ponder` on the expected reply.
 
         Returns a legal move, or raises MoveError: 'timeout' (killed by the watchdog; restart
         the engine), 'crash' (died or broke the protocol; restart it) or 'illegal' (an illegal
@@ -242,6 +287,14 @@ class EngineProcess:
         engine = self.engine
         if engine is None or not self.alive():
             raise MoveError("crash", "the engine is not running", 0.0)
+        pondered = self.pondering
+        # A ponderhit when the engine ponders on this very position and its ponder search is still
+        # running (python-chess's play command has not ended); else stop it and search as usual.
+        ponderhit = (pondered is not None and pondered == board and pondered.move_stack == board.move_stack
+                     and engine.protocol.command is not None)
+        if not ponderhit:
+            self.stop_pondering()
+        self.pondering = None
         fired = threading.Event()
 
         def on_deadline() -> None:
@@ -256,7 +309,9 @@ class EngineProcess:
         if timer is not None:
             timer.start()
         try:
-            result = engine.play(board, limit, game=game, info=INFO)
+            # A copy: python-chess keeps the board it is given to recognise a ponderhit later, and
+            # the game's board moves on (it would take a stop at the game's end for a ponderhit).
+            result = engine.play(board.copy(), limit, game=game, info=INFO, ponder=self.spec.ponder)
         except (chess.engine.EngineError, chess.engine.EngineTerminatedError, TimeoutError,
                 concurrent.futures.TimeoutError, RuntimeError) as exc:
             elapsed = time.perf_counter() - start
@@ -272,7 +327,13 @@ class EngineProcess:
             raise MoveError("illegal", "bestmove (none) while legal moves exist", elapsed)
         if not move:
             raise MoveError("illegal", "null move bestmove 0000", elapsed)
-        return MoveResult(move, dict(result.info), elapsed)
+        if not board.is_legal(move):  # python-chess checked it against the position it last sent
+            raise MoveError("illegal", f"illegal move {move.uci()} in this position", elapsed)
+        if self.spec.ponder and result.ponder is not None:
+            self.pondering = board.copy()  # python-chess has sent `go ponder` on this position
+            self.pondering.push(move)
+            self.pondering.push(result.ponder)
+        return MoveResult(move, dict(result.info), elapsed, ponderhit)
 
     def _move_error(self, exc: BaseException, watchdog_fired: bool, elapsed: float) -> MoveError:
         """Classify an exception from play(): timeout (watchdog), illegal move, or crash."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Optional
 
@@ -68,6 +68,33 @@ class Adjudication:
 
 
 @dataclass
+class PonderStats:
+    """An engine's moves and those it played after a ponderhit: how many, the longest, and the
+    largest share of its clock one took (0 without a clock)."""
+
+    moves: int = 0
+    hits: int = 0
+    longest: float = 0.0
+    largest_share: float = 0.0
+
+    def add(self, elapsed: float, ponderhit: bool, clock: Optional[float]) -> None:
+        """Count a move that took `elapsed` seconds with `clock` seconds left before it (None: no clock)."""
+        self.moves += 1
+        if ponderhit:
+            self.hits += 1
+            self.longest = max(self.longest, elapsed)
+            if clock:
+                self.largest_share = max(self.largest_share, elapsed / clock)
+
+    def merge(self, other: PonderStats) -> None:
+        """Add another game's counts."""
+        self.moves += other.moves
+        self.hits += other.hits
+        self.longest = max(self.longest, other.longest)
+        self.largest_share = max(self.largest_share, other.largest_share)
+
+
+@dataclass
 class GameRecord:
     """The outcome of one game."""
 
@@ -86,6 +113,7 @@ class GameRecord:
     plies: int = 0
     seconds: float = 0.0
     pgn: str = ""
+    ponder: tuple[PonderStats, PonderStats] = field(default_factory=lambda: (PonderStats(), PonderStats()))
 
     def engine1_points(self) -> float:
         """Points of engine 1 in this game."""
@@ -114,8 +142,8 @@ def score_cp(info: dict, mover: chess.Color) -> Optional[int]:
     return score.pov(mover).score(mate_score=MATE_CP)
 
 
-def move_comment(info: dict, mover: chess.Color, elapsed: float) -> str:
-    """PGN comment for a move: score/depth and the time used."""
+def move_comment(info: dict, mover: chess.Color, elapsed: float, ponderhit: bool = False) -> str:
+    """PGN comment for a move: score/depth, the time used and whether it followed a ponderhit."""
     score = info.get("score")
     depth = info.get("depth")
     parts = []
@@ -129,6 +157,8 @@ def move_comment(info: dict, mover: chess.Color, elapsed: float) -> str:
         if depth is not None:
             parts[-1] += f"/{depth}"
     parts.append(f"{elapsed:.3f}s")
+    if ponderhit:
+        parts.append("ponderhit")
     return " ".join(parts)
 
 
@@ -226,6 +256,16 @@ def ensure_running(engine: EngineProcess, abort: threading.Event) -> None:
         restart(engine, abort)
 
 
+def end_pondering(engines: list[EngineProcess]) -> None:
+    """The game is over: stop the engines' ponder searches (one that does not stop is killed and
+    restarted for its next game; the result stands)."""
+    for engine in engines:
+        try:
+            engine.stop_pondering()
+        except MoveError:
+            engine.kill()
+
+
 def play_game(task: GameTask, engines: list[EngineProcess], tc: TimeControl, adjudication: Adjudication, event: str,
               abort: threading.Event) -> GameRecord:
     """Play one game; engines that crashed or were killed are restarted first (EngineStartError if that fails)."""
@@ -239,6 +279,7 @@ def play_game(task: GameTask, engines: list[EngineProcess], tc: TimeControl, adj
     key = object()
     comments: list[str] = []
     tracker = AdjudicationTracker(adjudication)
+    ponder = {chess.WHITE: PonderStats(), chess.BLACK: PonderStats()}
     ending: Optional[Ending] = None
     for color in (chess.WHITE, chess.BLACK):
         ensure_running(players[color], abort)
@@ -280,15 +321,20 @@ def play_game(task: GameTask, engines: list[EngineProcess], tc: TimeControl, adj
                                     f"{board.san(played.move)} took {played.elapsed:.3f} s with "
                                     f"{budget:.3f} s left (margin {tc.margin * 1000:g} ms)")
             break
+        ponder[mover].add(played.elapsed, played.ponderhit, clocks[mover] if tc.kind == "clock" else None)
         if tc.kind == "clock":
             clocks[mover] = max(0.0, clocks[mover] - played.elapsed) + tc.increment
-        comments.append(move_comment(played.info, mover, played.elapsed))
+        comments.append(move_comment(played.info, mover, played.elapsed, played.ponderhit))
         board.push(played.move)
         outcome = board.outcome(claim_draw=True)
         if outcome is None:
             ending = tracker.update(board, mover, score_cp(played.info, mover))
-    return make_record(task, players, start_board, board, comments, ending, tc, event,
-                       time.perf_counter() - started)
+    end_pondering(engines)
+    record = make_record(task, players, start_board, board, comments, ending, tc, event,
+                         time.perf_counter() - started)
+    first_color = chess.WHITE if task.engine1_white else chess.BLACK
+    record.ponder = (ponder[first_color], ponder[not first_color])
+    return record
 
 
 def make_record(task: GameTask, players: dict[chess.Color, EngineProcess], start_board: chess.Board,

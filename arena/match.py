@@ -16,6 +16,16 @@ Limits and time losses:
                   forfeits on time.
   A watchdog kills an engine 1 s after its move became a time loss (it is restarted for the next game).
 
+Pondering (--ponder, or ponder=true for one engine): after a bestmove with a ponder move the engine
+gets `position ... <its move> <ponder move>` and `go ponder` with the clocks it will have. When the
+opponent plays that move it gets `ponderhit` and its move is timed from the ponderhit; otherwise it
+gets `stop` (that bestmove is discarded) and, once it has answered isready, a normal `go` timed as
+usual: the stop costs it no clock time. Ponder searches still running when a game ends are stopped.
+
+Chess960: openings whose castling rights only make sense in Chess960 (a king or rook off its
+standard square), or all openings with --chess960, are played as Chess960; both engines must
+declare UCI_Chess960, which python-chess then sets, and moves are sent in king-takes-rook form.
+
 Game ends: checkmate, stalemate, threefold repetition, fifty-move rule, insufficient material
 (python-chess `outcome(claim_draw=True)`); adjudication (resign: both engines report a score of at
 least --resign-score cp for the same side for --resign-moves moves each; draw: both report
@@ -49,8 +59,8 @@ from typing import Callable, Optional, TextIO
 import chess
 
 from garfish.arena import stats
-from garfish.arena.driver import (DEFAULT_COMMAND, EXIT_ENGINE, EXIT_OK, EXIT_USAGE, EngineProcess, EngineSpec,
-                                  EngineStartError, quiet_python_chess, split_command)
+from garfish.arena.driver import (DEFAULT_COMMAND, EXIT_ENGINE, EXIT_OK, EXIT_USAGE, FALSE_WORDS, TRUE_WORDS,
+                                  EngineProcess, EngineSpec, EngineStartError, quiet_python_chess, split_command)
 from garfish.arena.game import DEFAULT_STALL_TIMEOUT, Adjudication, GameRecord, MatchAborted, TimeControl, play_game
 from garfish.arena.openings import GameTask, load_openings, make_tasks
 from garfish.arena.report import (MatchState, SprtConfig, check_matplotlib, game_line, plot_history, print_summary,
@@ -65,6 +75,8 @@ ABORT_JOIN_SECONDS = 10.0  # how long an interrupted match waits for its slot th
 TC_PATTERN = re.compile(r"^\s*(\d+(?:\.\d*)?)\s*(?:\+\s*(\d+(?:\.\d*)?))?\s*$")
 SPRT_KEYS = MappingProxyType({"elo0": 0.0, "elo1": 10.0, "alpha": 0.05, "beta": 0.05})
 SEED_RANGE = 2**31  # a seed is drawn from this range (and printed) when --seed is not given
+ENGINE_KEYS = "keys: cmd, name, ponder, option.NAME"
+CHESS960_OPTION = "UCI_Chess960"
 
 
 # --------------------------------------------------------------------------- configuration
@@ -95,23 +107,28 @@ def parse_tc(text: str) -> tuple[float, float]:
 
 
 def parse_engine(tokens: list[str], index: int) -> EngineSpec:
-    """`cmd=CMD name=N option.X=V ...` -> EngineSpec (ValueError on bad input)."""
+    """`cmd=CMD name=N ponder=true option.X=V ...` -> EngineSpec (ValueError on bad input)."""
     argv: Optional[list[str]] = None
     name: Optional[str] = None
+    ponder = False
     options: dict[str, str] = {}
     for token in tokens:
         key, sep, value = token.partition("=")
         if not sep:
-            raise ValueError(f"--engine {index}: '{token}' is not KEY=VALUE (keys: cmd, name, option.NAME)")
+            raise ValueError(f"--engine {index}: '{token}' is not KEY=VALUE ({ENGINE_KEYS})")
         if key == "cmd":
             argv = split_command(value)
         elif key == "name":
             name = value
+        elif key == "ponder":
+            if value.lower() not in TRUE_WORDS + FALSE_WORDS:
+                raise ValueError(f"--engine {index}: ponder takes true or false, not '{value}'")
+            ponder = value.lower() in TRUE_WORDS
         elif key.startswith("option.") and len(key) > len("option."):
             options[key[len("option."):]] = value
         else:
-            raise ValueError(f"--engine {index}: unknown key '{key}' (keys: cmd, name, option.NAME)")
-    return EngineSpec(argv=argv or list(DEFAULT_COMMAND), options=options, name=name)
+            raise ValueError(f"--engine {index}: unknown key '{key}' ({ENGINE_KEYS})")
+    return EngineSpec(argv=argv or list(DEFAULT_COMMAND), options=options, name=name, ponder=ponder)
 
 
 def parse_sprt(tokens: list[str]) -> SprtConfig:
@@ -151,6 +168,8 @@ def slot_worker(slot: int, engines: list[EngineProcess], tasks: "queue.Queue[Gam
             LOG.exception("slot %d, game %d: internal error", slot, task.number)
             state.fail(f"slot {slot}, game {task.number}: internal error: {type(exc).__name__}: {exc}")
             return
+        if state.abort.is_set():
+            return  # interrupted: the game may have ended only because its engines were killed
         on_game(record)
 
 
@@ -181,6 +200,16 @@ def start_engines(specs: list[EngineSpec], slots: int) -> list[list[EngineProces
     return [[engine for engine in pair if engine is not None] for pair in started]
 
 
+def check_chess960(pairs: list[list[EngineProcess]], tasks: list[GameTask]) -> None:
+    """Chess960 openings need engines that declare UCI_Chess960 (raises EngineStartError)."""
+    if not any(task.chess960 for task in tasks):
+        return
+    for engine in pairs[0]:
+        if not engine.supports(CHESS960_OPTION):
+            raise EngineStartError(f"engine '{engine.name}' does not declare the {CHESS960_OPTION} option, "
+                                   f"which the Chess960 openings need")
+
+
 def unique_names(engines: list[EngineProcess]) -> None:
     """Give the two engines different display names (suffix ' 2' when their names are equal)."""
     if engines[0].name == engines[1].name:
@@ -194,8 +223,16 @@ def run_match(config: MatchConfig, tasks: list[GameTask], pgn_out: Optional[Text
 
     slots = max(1, min(config.concurrency, len(tasks)))
     pairs = start_engines(config.engines, slots)
+    try:
+        check_chess960(pairs, tasks)
+    except EngineStartError:
+        for pair in pairs:
+            for engine in pair:
+                engine.close()
+        raise
     unique_names(pairs[0])  # the specs are shared by all slots, so this names every slot's engines
-    state = MatchState(names=[pairs[0][0].name, pairs[0][1].name], total=len(tasks), sprt_config=config.sprt)
+    state = MatchState(names=[pairs[0][0].name, pairs[0][1].name], total=len(tasks), sprt_config=config.sprt,
+                       ponder=(config.engines[0].ponder, config.engines[1].ponder))
     queue_: "queue.Queue[GameTask]" = queue.Queue()
     for task in tasks:
         queue_.put(task)
@@ -214,8 +251,11 @@ def run_match(config: MatchConfig, tasks: list[GameTask], pgn_out: Optional[Text
                 pgn_out.write(record.pgn + "\n\n")
                 pgn_out.flush()
 
+    extras = "".join(f", {name} ponders" for name, ponder in zip(state.names, state.ponder) if ponder)
+    if any(task.chess960 for task in tasks):
+        extras += ", Chess960"
     out(f"{PROG}: {state.names[0]} vs {state.names[1]}, {len(tasks)} games, {config.tc.describe()}, "
-        f"concurrency {slots}, seed {config.seed}")
+        f"concurrency {slots}, seed {config.seed}{extras}")
     threads = [threading.Thread(target=slot_worker, args=(slot, pairs[slot], queue_, config, state, on_game),
                                 daemon=True, name=f"match-slot-{slot}") for slot in range(slots)]
     try:
@@ -246,7 +286,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--engine", action="append", nargs="+", required=True, metavar="KEY=VALUE",
-                        help="an engine: cmd=CMD (shell-quoted; default Garfish) name=N option.X=V; give it twice")
+                        help="an engine: cmd=CMD (shell-quoted; default Garfish) name=N ponder=true option.X=V; "
+                             "give it twice")
     limit = parser.add_mutually_exclusive_group(required=True)
     limit.add_argument("--tc", metavar="BASE+INC", help="clock per side in seconds, e.g. 10+0.1")
     limit.add_argument("--movetime", type=float, metavar="MS", help="milliseconds per move")
@@ -254,7 +295,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--games", type=int, required=True, metavar="N", help="number of games")
     parser.add_argument("--openings", type=Path, metavar="FILE",
                         help="EPD/FEN lines or PGN games (final positions); default: the start position")
-    parser.add_argument("--chess960", action="store_true", help="read the openings as Chess960 positions")
+    parser.add_argument("--chess960", action="store_true",
+                        help="play the openings as Chess960 (automatic for Chess960-only castling rights)")
+    parser.add_argument("--ponder", action="store_true", help="both engines think on the opponent's time")
     parser.add_argument("--concurrency", type=int, default=1, metavar="J", help="games played at once")
     parser.add_argument("--pgnout", type=Path, metavar="FILE", help="write all games to this PGN file")
     parser.add_argument("--report", type=Path, metavar="FILE.json", help="write the summary as JSON")
@@ -287,6 +330,7 @@ def build_config(args: argparse.Namespace) -> MatchConfig:
     engines = [parse_engine(tokens, index + 1) for index, tokens in enumerate(args.engine)]
     for spec in engines:
         spec.show_stderr = args.show_stderr
+        spec.ponder = spec.ponder or args.ponder
     if args.games < 1:
         raise ValueError("--games must be at least 1")
     if args.concurrency < 1:

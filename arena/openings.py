@@ -33,6 +33,16 @@ def board_from_line(text: str, chess960: bool) -> chess.Board:
         return board
 
 
+def needs_chess960(text: str) -> bool:
+    """Whether a FEN/EPD line's castling rights are valid only under Chess960 rules (a castling
+    king or rook off its standard square)."""
+    try:
+        standard, chess960 = board_from_line(text, False), board_from_line(text, True)
+    except ValueError:
+        return False
+    return bool(standard.status() & chess.STATUS_BAD_CASTLING_RIGHTS) and chess960.is_valid()
+
+
 def usable(board: chess.Board) -> Optional[str]:
     """Why a board cannot start a game, or None."""
     if not board.is_valid():
@@ -44,7 +54,11 @@ def usable(board: chess.Board) -> Optional[str]:
 
 def load_openings(path: Path, needed: int, seed: Optional[int], chess960: bool,
                   warn: Callable[[str], None]) -> list[tuple[int, chess.Board]]:
-    """`needed` openings (number in the file, board) in a seeded random order, cycling if the file is short."""
+    """`needed` openings (number in the file, board) in a seeded random order, cycling if the file is short.
+
+    EPD/FEN openings are all read as Chess960 when `chess960` is set, or once a line is met whose
+    castling rights need it (a Chess960 book; said through warn); PGN games say so in their Variant tag.
+    """
     rng = random.Random(seed)
     if path.suffix.lower() == ".pgn":
         return _pgn_openings(path, needed, rng, warn)
@@ -55,21 +69,37 @@ def load_openings(path: Path, needed: int, seed: Optional[int], chess960: bool,
     entries = [(number, text.strip()) for number, text in enumerate(lines, 1)
                if text.strip() and not text.strip().startswith("#")]
     rng.shuffle(entries)
+    chosen, problems, first960 = _epd_openings(entries, needed, chess960)
+    if first960 is not None:
+        warn(f"{path}:{first960}: castling rights valid only in Chess960: playing the openings as Chess960")
+        chosen, problems, _ = _epd_openings(entries, needed, True)
+    for number, problem in problems:
+        warn(f"{path}:{number}: skipped opening: {problem}")
+    return _cycle(chosen, needed, path)
+
+
+def _epd_openings(entries: list[tuple[int, str]], needed: int, chess960: bool
+                  ) -> tuple[list[tuple[int, chess.Board]], list[tuple[int, str]], Optional[int]]:
+    """The first `needed` usable lines as boards, the skipped lines with why, and (reading them as
+    standard chess) the number of a line that needs Chess960, at which the reading stops."""
     chosen: list[tuple[int, chess.Board]] = []
+    problems: list[tuple[int, str]] = []
     for number, text in entries:
         if len(chosen) >= needed:
             break
         try:
             board = board_from_line(text, chess960)
         except ValueError as exc:
-            warn(f"{path}:{number}: skipped opening: {exc}")
+            problems.append((number, str(exc)))
             continue
         problem = usable(board)
+        if problem and not chess960 and needs_chess960(text):
+            return chosen, problems, number
         if problem:
-            warn(f"{path}:{number}: skipped opening: {problem}")
+            problems.append((number, problem))
             continue
         chosen.append((number, board))
-    return _cycle(chosen, needed, path)
+    return chosen, problems, None
 
 
 def _pgn_openings(path: Path, needed: int, rng: random.Random,

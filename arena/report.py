@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from garfish.arena import stats
-from garfish.arena.game import FORFEIT_KINDS, GameRecord
+from garfish.arena.game import FORFEIT_KINDS, GameRecord, PonderStats
 
 
 # --------------------------------------------------------------------------- the match state
@@ -51,6 +51,7 @@ class MatchState:
     errors: list[str] = field(default_factory=list)
     abort: threading.Event = field(default_factory=threading.Event)
     sprt_result: Optional[stats.SprtResult] = None
+    ponder: tuple[bool, bool] = (False, False)  # which engines ponder
 
     def wdl(self) -> tuple[int, int, int]:
         """Wins, draws, losses of engine 1."""
@@ -130,6 +131,14 @@ def summary_dict(state: MatchState) -> dict[str, Any]:
         "endings": dict(endings.most_common()),
         "errors": list(state.errors),
     }
+    if any(state.ponder):
+        summary["ponderhits"] = {}
+        for index, name in enumerate(state.names):
+            if state.ponder[index]:
+                total = PonderStats()
+                for record in state.records:
+                    total.merge(record.ponder[index])
+                summary["ponderhits"][name] = asdict(total)
     if state.sprt_config is not None:
         lower, upper = stats.sprt_bounds(state.sprt_config.alpha, state.sprt_config.beta)
         result = state.sprt_result
@@ -170,6 +179,11 @@ def print_summary(state: MatchState, out: Callable[[str], None]) -> None:
     for name in names:
         counts = summary["forfeits"][name]
         out(f"Forfeits {name}: " + ", ".join(f"{kind} {counts[kind]}" for kind in FORFEIT_KINDS))
+    for name, counts in summary.get("ponderhits", {}).items():
+        share = f" ({100 * counts['hits'] / counts['moves']:.1f}%)" if counts["moves"] else ""
+        longest = (f"; after a ponderhit at most {counts['longest']:.3f} s, "
+                   f"{100 * counts['largest_share']:.1f}% of the clock left" if counts["hits"] else "")
+        out(f"Ponderhits {name}: {counts['hits']} of {counts['moves']} moves{share}{longest}")
     if summary["endings"]:
         out("Endings: " + ", ".join(f"{name} {count}" for name, count in summary["endings"].items()))
     for error in summary["errors"]:

@@ -4,7 +4,8 @@ Its behaviour is chosen on the command line (run it with `sys.executable`):
 
     scripted_engine.py [--play first|random|greedy] [--seed S] [--score CP] [--name NAME]
                        [--misbehave illegal|stall|crash|flag|null|none] [--after K]
-                       [--fail-start] [--options]
+                       [--fail-start] [--options] [--chess960] [--ponder] [--delay S] [--stop-delay S]
+                       [--deviate K] [--log FILE]
 
 --play       first: the first legal move in python-chess's order; random: a legal move picked by a
              seeded hash of the position (the same position always gets the same move); greedy: mate
@@ -17,6 +18,13 @@ Its behaviour is chosen on the command line (run it with `sys.executable`):
              then answer a legal move.
 --fail-start exit with status 1 before answering `uci` (an engine that does not start).
 --options    declare a spin option `Skill` and a check option `Flag` (to test option passing).
+--chess960   declare UCI_Chess960 and read positions and moves as Chess960 when it is on.
+--ponder     declare Ponder and send `bestmove M ponder R`, R being the reply --play random (same
+             seed) picks after M; `go ponder` is answered only after `ponderhit` (at once) or
+             `stop` (after --stop-delay seconds).
+--delay S    think S seconds before answering a normal `go`.
+--deviate K  play the first legal move instead at every K-th `go` of a game (to miss a ponderer's guess).
+--log FILE   append every line received to FILE.
 """
 
 from __future__ import annotations
@@ -48,6 +56,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--after", type=int, default=1)
     parser.add_argument("--fail-start", action="store_true")
     parser.add_argument("--options", action="store_true")
+    parser.add_argument("--chess960", action="store_true")
+    parser.add_argument("--ponder", action="store_true")
+    parser.add_argument("--delay", type=float, default=0.0)
+    parser.add_argument("--stop-delay", type=float, default=0.0)
+    parser.add_argument("--deviate", type=int, default=0)
+    parser.add_argument("--log", default=None)
     return parser
 
 
@@ -93,13 +107,13 @@ def illegal_move(board: chess.Board) -> str:
     return "a1a1"
 
 
-def set_position(tokens: list[str]) -> chess.Board:
+def set_position(tokens: list[str], chess960: bool = False) -> chess.Board:
     """The board of a `position` command."""
     moves_at = tokens.index("moves") if "moves" in tokens else len(tokens)
     if len(tokens) > 1 and tokens[1] == "fen":
-        board = chess.Board(" ".join(tokens[2:moves_at]))
+        board = chess.Board(" ".join(tokens[2:moves_at]), chess960=chess960)
     else:
-        board = chess.Board()
+        board = chess.Board(chess960=chess960)
     for uci in tokens[moves_at + 1:]:
         board.push_uci(uci)
     return board
@@ -134,15 +148,29 @@ def answer_go(tokens: list[str], board: chess.Board, moves_in_game: int, args: a
     elif misbehave == "none" or board.is_game_over():
         out.write("bestmove (none)\n")
     else:
-        out.write(f"bestmove {choose_move(board, args).uci()}\n")
+        deviate = args.deviate and moves_in_game % args.deviate == 0
+        move = next(iter(board.legal_moves)) if deviate else choose_move(board, args)
+        line = f"bestmove {board.uci(move)}"
+        if args.ponder:
+            board.push(move)
+            if not board.is_game_over():
+                line += f" ponder {board.uci(hashed_move(board, args.seed))}"
+            board.pop()
+        out.write(line + "\n")
     out.flush()
 
 
 def run(args: argparse.Namespace, inp: TextIO, out: TextIO) -> int:
     """The UCI loop."""
     board = chess.Board()
+    chess960 = False
     moves_in_game = 0
+    pondering: Optional[list[str]] = None  # the `go ponder` waiting for ponderhit or stop
+    log = open(args.log, "a", encoding="utf-8") if args.log else None
     for line in inp:
+        if log is not None:
+            log.write(line)
+            log.flush()
         tokens = line.split()
         if not tokens:
             continue
@@ -152,18 +180,33 @@ def run(args: argparse.Namespace, inp: TextIO, out: TextIO) -> int:
             if args.options:
                 out.write("option name Skill type spin default 1 min 0 max 20\n")
                 out.write("option name Flag type check default false\n")
+            if args.chess960:
+                out.write("option name UCI_Chess960 type check default false\n")
+            if args.ponder:
+                out.write("option name Ponder type check default false\n")
             out.write("uciok\n")
             out.flush()
         elif command == "isready":
             out.write("readyok\n")
             out.flush()
+        elif command == "setoption" and tokens[1:3] == ["name", "UCI_Chess960"] and args.chess960:
+            chess960 = tokens[-1] == "true"
         elif command == "ucinewgame":
             moves_in_game = 0
         elif command == "position":
-            board = set_position(tokens)
+            board = set_position(tokens, chess960)
+        elif command == "go" and "ponder" in tokens:
+            pondering = tokens
         elif command == "go":
             moves_in_game += 1
+            time.sleep(args.delay)
             answer_go(tokens, board, moves_in_game, args, out)
+        elif command in ("ponderhit", "stop") and pondering is not None:
+            moves_in_game += command == "ponderhit"
+            if command == "stop":
+                time.sleep(args.stop_delay)
+            answer_go(pondering, board, moves_in_game, args, out)
+            pondering = None
         elif command == "quit":
             return 0
     return 0

@@ -7,6 +7,7 @@ deterministic: the scripted engines pick moves by a seeded hash of the position.
 from __future__ import annotations
 
 import json
+import queue
 import shlex
 import subprocess
 import sys
@@ -17,10 +18,11 @@ import chess
 import chess.pgn
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, data_missing
 from garfish.arena import match
-from garfish.arena.game import PGN_TERMINATION, Adjudication, AdjudicationTracker
-from garfish.arena.report import check_matplotlib
+from garfish.arena.game import PGN_TERMINATION, Adjudication, AdjudicationTracker, GameRecord, TimeControl
+from garfish.arena.openings import GameTask
+from garfish.arena.report import MatchState, check_matplotlib
 
 SCRIPTED = Path(__file__).resolve().parent / "scripted_engine.py"
 CLI_TIMEOUT = 120
@@ -49,6 +51,15 @@ def read_games(path: Path) -> list[chess.pgn.Game]:
         while (game := chess.pgn.read_game(handle)) is not None:
             games.append(game)
     return games
+
+
+def finished_without_forfeits(proc: subprocess.CompletedProcess, report: Path, games: int) -> dict:
+    """The JSON report of a match that exited 0 after `games` games and no forfeit."""
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    data = json.loads(report.read_text())
+    assert data["games"] == games
+    assert all(count == 0 for counts in data["forfeits"].values() for count in counts.values()), proc.stdout
+    return data
 
 
 @pytest.fixture
@@ -257,10 +268,7 @@ def test_garfish_plays_a_real_game_without_forfeits(tmp_path: Path, openings: Pa
     proc = run_match("--engine", "name=garfish", "--engine", scripted("--play", "greedy"), "name=greedy",
                      "--nodes", "500", "--games", "2", "--openings", str(openings), "--seed", "3",
                      "--max-moves", "40", "--report", str(report), "--pgnout", str(pgn))
-    assert proc.returncode == 0, proc.stderr
-    data = json.loads(report.read_text())
-    assert data["games"] == 2
-    assert all(count == 0 for counts in data["forfeits"].values() for count in counts.values())
+    finished_without_forfeits(proc, report, 2)
     games = read_games(pgn)
     assert {game.headers["White"] for game in games} == {"garfish", "greedy"}
     assert all(len(list(game.mainline_moves())) > 1 for game in games)
@@ -318,6 +326,31 @@ def test_plot(tmp_path: Path) -> None:
         assert not plot.exists()
 
 
+def test_a_game_ending_after_an_interrupt_is_not_counted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C kills the engines, which ends the games in play with crash forfeits: those are not
+    counted (the summary says unfinished games are not), a game finished before it is."""
+    state = MatchState(names=["a", "b"], total=2, sprt_config=None)
+    tasks: "queue.Queue" = queue.Queue()
+    for number in (1, 2):
+        tasks.put(GameTask(number=number, pair=0, opening=1, fen=chess.STARTING_FEN, chess960=False,
+                           engine1_white=number == 1))
+
+    def play(task: GameTask, *args: object) -> GameRecord:
+        """The first game ends normally; the user interrupts the match during the second."""
+        if task.number == 2:
+            state.abort.set()
+        return GameRecord(number=task.number, pair=0, opening=1, white="a", black="b", engine1_white=True,
+                          result="0-1", termination="abandoned", reason="crashed", category="forfeit: crash",
+                          forfeit_engine=0, forfeit_kind="crash")
+
+    monkeypatch.setattr(match, "play_game", play)
+    config = match.MatchConfig(engines=[], tc=TimeControl("nodes", nodes=1), games=2, concurrency=1,
+                               adjudication=Adjudication(), sprt=None, seed=1)
+    counted: list[GameRecord] = []
+    match.slot_worker(0, [], tasks, config, state, counted.append)
+    assert [record.number for record in counted] == [1]
+
+
 @pytest.mark.parametrize("text, expected", [("10+0.1", (10.0, 0.1)), ("60", (60.0, 0.0)), (" 5 + 0 ", (5.0, 0.0))])
 def test_parse_tc(text: str, expected: tuple[float, float]) -> None:
     """BASE+INC time controls are parsed."""
@@ -330,5 +363,138 @@ def test_parse_engine_options() -> None:
     assert spec.argv == ["my", "engine", "--fast"]
     assert spec.name == "E"
     assert spec.options == {"Hash": "64", "Move Overhead": "10"}
+    assert not spec.ponder
     default: Optional[list[str]] = match.parse_engine(["name=G"], 2).argv
     assert default == [sys.executable, "-m", "garfish.uci"]
+    assert match.parse_engine(["ponder=true"], 1).ponder
+    with pytest.raises(ValueError, match="ponder takes true or false"):
+        match.parse_engine(["ponder=maybe"], 1)
+
+
+# --------------------------------------------------------------------------- Chess960
+# The only mate in one is castling f1h1 (king to g1, rook to f1); f1g1 would be the king's plain step.
+CASTLE_MATES_960 = "4R3/8/8/8/8/5k2/6R1/5K1R w H - 0 1"
+
+
+def comments_by_engine(game: chess.pgn.Game) -> dict[str, list[str]]:
+    """The move comments of a game, by the name of the engine that played the move."""
+    names = {chess.WHITE: game.headers["White"], chess.BLACK: game.headers["Black"]}
+    comments: dict[str, list[str]] = {name: [] for name in names.values()}
+    for node in game.mainline():
+        comments[names[not node.board().turn]].append(node.comment)
+    return comments
+
+
+def test_garfish_plays_chess960_openings_and_castles_king_takes_rook(tmp_path: Path, data: Path) -> None:
+    """A Chess960 book (found to be one by its castling rights, no --chess960) played by Garfish
+    against itself: Chess960 games, no forfeit, and the castling mate played by both engines."""
+    book = data / "books" / "FRC_openings.epd"
+    if not book.is_file():
+        data_missing(f"{book} not in the shared data")
+    openings = tmp_path / "frc.epd"
+    openings.write_text(CASTLE_MATES_960 + "\n" + book.read_text().splitlines()[0] + "\n")
+    pgn, report = tmp_path / "games.pgn", tmp_path / "report.json"
+    proc = run_match("--engine", "name=A", "--engine", "name=B", "--nodes", "1000", "--games", "4",
+                     "--openings", str(openings), "--seed", "1", "--max-moves", "12", "--concurrency", "2",
+                     "--pgnout", str(pgn), "--report", str(report))
+    finished_without_forfeits(proc, report, 4)
+    assert "castling rights valid only in Chess960" in proc.stderr
+    games = read_games(pgn)
+    assert all(game.headers["Variant"] == "Chess960" for game in games)
+    mates = [game for game in games if game.board().board_fen() == CASTLE_MATES_960.split()[0]]
+    assert len(mates) == 2 and {game.headers["White"] for game in mates} == {"A", "B"}
+    for game in mates:
+        moves = list(game.mainline_moves())
+        assert len(moves) == 1 and game.board().is_castling(moves[0]) and game.end().board().is_checkmate()
+    others = [game for game in games if game not in mates]
+    assert all(int(game.headers["PlyCount"]) > 10 for game in others)
+
+
+def test_chess960_openings_need_engines_that_declare_uci_chess960(tmp_path: Path) -> None:
+    """An engine without UCI_Chess960 is refused before the first game; one with it plays."""
+    openings = tmp_path / "frc.epd"
+    openings.write_text(CASTLE_MATES_960 + "\n")
+    refused = run_match("--engine", scripted("--chess960"), "--engine", scripted(), "name=plain",
+                        "--nodes", "1", "--games", "2", "--openings", str(openings))
+    check_clean_error(refused, 1, "engine 'plain' does not declare the UCI_Chess960 option")
+    report = tmp_path / "report.json"
+    played = run_match("--engine", scripted("--chess960", "--play", "greedy"), "name=g1",
+                       "--engine", scripted("--chess960", "--play", "greedy"), "name=g2",
+                       "--nodes", "1", "--games", "2", "--openings", str(openings), "--report", str(report))
+    assert played.returncode == 0, played.stderr
+    assert json.loads(report.read_text())["endings"] == {"checkmate": 2}
+
+
+# --------------------------------------------------------------------------- pondering
+def test_ponderhit_and_stop_are_sent_and_pondering_costs_no_clock_time(tmp_path: Path, openings: Path) -> None:
+    """A pondering engine gets `go ponder` on its expected reply, then `ponderhit` when it comes
+    (its move timed from the ponderhit, not from when its opponent started thinking) or `stop`
+    (whose slow answer is not charged either) and a normal `go`."""
+    log, pgn, report = tmp_path / "ponderer.log", tmp_path / "games.pgn", tmp_path / "report.json"
+    # The greedy opponent plays the random engine's predicted reply unless it can capture or mate.
+    proc = run_match("--engine", scripted("--play", "random", "--ponder", "--stop-delay", "0.3", "--log", str(log)),
+                     "name=ponderer", "ponder=true",
+                     "--engine", scripted("--play", "greedy", "--delay", "0.2"), "name=greedy",
+                     "--tc", "10+0", "--games", "2", "--openings", str(openings), "--seed", "3",
+                     "--max-moves", "7", "--pgnout", str(pgn), "--report", str(report))
+    data = finished_without_forfeits(proc, report, 2)
+    hits = data["ponderhits"]["ponderer"]
+    assert 0 < hits["hits"] < hits["moves"] and "greedy" not in data["ponderhits"]
+    assert f"Ponderhits ponderer: {hits['hits']} of {hits['moves']} moves" in proc.stdout
+    received = log.read_text().splitlines()
+    assert any(line.startswith("go ponder wtime") for line in received)
+    assert "ponderhit" in received and "stop" in received
+    assert ponder_protocol_kept(received)
+    after_hits = []
+    for game in read_games(pgn):
+        comments = comments_by_engine(game)
+        assert all(float(text.split()[-1].rstrip("s")) >= 0.2 for text in comments["greedy"])
+        for text in comments["ponderer"]:
+            seconds = float(text.split()[-2 if text.endswith("ponderhit") else -1].rstrip("s"))
+            assert seconds < 0.15, text  # neither the opponent's 0.2 s nor the 0.3 s stop is charged
+            if text.endswith("ponderhit"):
+                after_hits.append(seconds)
+    assert len(after_hits) == hits["hits"] and round(hits["longest"], 3) == max(after_hits)
+    assert hits["largest_share"] == pytest.approx(max(after_hits) / 10, abs=0.005)  # of a clock near 10 s
+
+
+def ponder_protocol_kept(received: list[str]) -> bool:
+    """Whether each `go ponder` in an engine's input was ended by `ponderhit` or `stop` before
+    anything else came (isready excepted) and each ponderhit or stop ended one."""
+    pondering = False
+    for line in received:
+        if pondering != (line in ("ponderhit", "stop")) and line != "isready":
+            return False
+        pondering = line.startswith("go ponder") or (pondering and line == "isready")
+    return True
+
+
+def test_a_ponder_search_left_at_the_end_of_a_game_is_stopped(tmp_path: Path) -> None:
+    """The opponent plays the reply pondered on except at its 2nd move: in the first game White
+    (the ponderer) plays its 3rd move after that miss and ponders on Black's 3rd, which comes,
+    and the move limit ends the game. That ponder search gets `stop`, not a ponderhit that would
+    leave it searching into the next game; the next game starts with a normal `go`."""
+    log, pgn = tmp_path / "ponderer.log", tmp_path / "games.pgn"
+    report = tmp_path / "report.json"
+    proc = run_match("--engine", scripted("--play", "random", "--ponder", "--log", str(log)), "name=ponderer",
+                     "ponder=true", "--engine", scripted("--play", "random", "--deviate", "2"), "name=half",
+                     "--nodes", "1", "--games", "2", "--max-moves", "3", "--pgnout", str(pgn), "--report", str(report))
+    data = finished_without_forfeits(proc, report, 2)
+    assert data["endings"] == {"adjudication: move limit": 2}
+    assert (data["ponderhits"]["ponderer"]["hits"], data["ponderhits"]["ponderer"]["moves"]) == (2, 6)
+    first = comments_by_engine(read_games(pgn)[0])["ponderer"]
+    assert [text.endswith("ponderhit") for text in first] == [False, True, False]
+    received = log.read_text().splitlines()
+    assert received.count("ponderhit") == 2 and received.count("stop") == 4 and ponder_protocol_kept(received)
+
+
+def test_garfish_ponders_in_a_match_without_forfeits(tmp_path: Path, openings: Path) -> None:
+    """Garfish against itself with --ponder on a fast clock: ponderhits and stops, no forfeit."""
+    report = tmp_path / "report.json"
+    proc = run_match("--engine", "name=A", "--engine", "name=B", "--ponder", "--tc", "2+0.05", "--games", "2",
+                     "--openings", str(openings), "--seed", "3", "--max-moves", "12", "--report", str(report), "-v")
+    data = finished_without_forfeits(proc, report, 2)
+    assert sum(counts["hits"] for counts in data["ponderhits"].values()) > 0
+    sent = [line.split(": << ", 1)[1] for line in proc.stderr.splitlines() if ": << " in line]
+    assert any(line.startswith("go ponder wtime") for line in sent)
+    assert "ponderhit" in sent and "stop" in sent

@@ -68,7 +68,7 @@ def test_missing_shared_data_skips_for_users_and_fails_under_ci(tmp_path: Path, 
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     if required:
         assert proc.returncode == 1, proc.stdout
-        assert "5 errors" in proc.stdout and "data is required here" in proc.stdout
+        assert "4 errors" in proc.stdout and "data is required here" in proc.stdout
     else:
         assert proc.returncode == 0, proc.stdout
-        assert "5 skipped" in proc.stdout and "shared test data not found" in proc.stdout
+        assert "4 skipped" in proc.stdout and "shared test data not found" in proc.stdout

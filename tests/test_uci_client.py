@@ -3,15 +3,12 @@
 python-chess plays the GUI here: it parses `uci`/`option` lines, sends `setoption`,
 `ucinewgame`/`isready`, `position ... moves ...`, `go ...`, `stop` and `ponderhit`,
 and checks every `bestmove` against the board. One engine process serves the module
-(the self-play game starts two more); one test talks to the engine over raw pipes.
+(the self-play game starts two more); two tests talk to the engine over raw pipes.
 """
 
 from __future__ import annotations
 
 import logging
-import queue
-import subprocess
-import threading
 import time
 from typing import Callable, Iterator, Optional
 
@@ -20,6 +17,7 @@ import chess.engine
 import pytest
 
 from conftest import ENGINE_CMD, ROOT
+from rawpipe import RawEngine
 
 MATE_IN_1 = "6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1"  # 1.Ra8#
 MATE_IN_2 = "kbK5/pp6/1P6/8/8/8/8/R7 w - - 0 1"  # Morphy: 1.Ra6! bxa6 2.b7#
@@ -250,47 +248,6 @@ def test_chess960_castling_notation(engine: chess.engine.SimpleEngine) -> None:
 
 
 # --------------------------------------------------------------------------- raw pipes
-class RawEngine:
-    """Minimal raw UCI pipe: write lines, read stdout lines with a timeout."""
-
-    def __init__(self) -> None:
-        self.proc = subprocess.Popen(list(ENGINE_CMD), cwd=str(ROOT), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, text=True, bufsize=1)
-        self.lines: queue.Queue[Optional[str]] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines.put(line.rstrip("\n"))
-        self.lines.put(None)
-
-    def send(self, line: str) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(line + "\n")
-        self.proc.stdin.flush()
-
-    def expect(self, predicate, timeout: float) -> tuple[str, list[str]]:
-        """Read until a line satisfies predicate; return it and the lines before it."""
-        seen: list[str] = []
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
-            except queue.Empty:
-                raise AssertionError(f"timed out after {timeout} s; got {seen[-10:]}") from None
-            if line is None:
-                raise AssertionError(f"engine exited; got {seen[-10:]}")
-            if predicate(line):
-                return line, seen
-            seen.append(line)
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait(timeout=5)
-
-
 def test_isready_is_answered_during_an_infinite_search() -> None:
     raw = RawEngine()
     try:
@@ -317,6 +274,47 @@ def test_isready_is_answered_during_an_infinite_search() -> None:
         raw.send("isready")
         _, before = raw.expect(lambda s: s == "readyok", 5)
         assert not any(s.startswith("bestmove") for s in before)
+    finally:
+        raw.close()
+
+
+# Castling is the only mate in one (1.O-O#: the king on g1 takes g2 from the black king) and,
+# with Black to move and 1...a6 forced by searchmoves, the mate in the principal variation.
+CASTLE_MATES = "4R3/8/8/8/8/5k2/6R1/4K2R w K - 0 1"
+CASTLE_MATES_NEXT = "4R3/p7/8/8/8/5k2/6R1/4K2R b K - 0 1"
+# Chess960 only: the king on f1 castles with the h1 rook (king to g1, rook to f1) for the only
+# mate; written f1h1, while f1g1 would be the king's plain step.
+CASTLE_MATES_960 = "4R3/8/8/8/8/5k2/6R1/5K1R w H - 0 1"
+
+
+CASTLING_CASES = [  # (UCI_Chess960, FEN, go command, expected bestmove line, expected PV of the last info line)
+    (False, CASTLE_MATES, "go depth 3", "bestmove e1g1", "e1g1"),
+    (True, CASTLE_MATES, "go depth 3", "bestmove e1h1", "e1h1"),
+    (False, CASTLE_MATES_NEXT, "go depth 4 searchmoves a7a6", "bestmove a7a6 ponder e1g1", "a7a6 e1g1"),
+    (True, CASTLE_MATES_NEXT, "go depth 4 searchmoves a7a6", "bestmove a7a6 ponder e1h1", "a7a6 e1h1"),
+    (True, CASTLE_MATES_960, "go depth 3", "bestmove f1h1", "f1h1"),
+]
+
+
+def test_castling_is_written_king_takes_rook_only_with_uci_chess960() -> None:
+    """The engine's own words, over raw pipes: bestmove, ponder move and info PV castle as e1g1 in
+    standard chess and king-takes-rook (e1h1, f1h1) with UCI_Chess960."""
+    raw = RawEngine()
+    try:
+        raw.send("uci")
+        raw.expect(lambda s: s == "uciok", 10)
+        for chess960, fen, go, bestmove, pv in CASTLING_CASES:
+            raw.send(f"setoption name UCI_Chess960 value {'true' if chess960 else 'false'}")
+            raw.send("ucinewgame")
+            raw.send(f"position fen {fen}")
+            raw.send("isready")
+            raw.expect(lambda s: s == "readyok", 30)
+            raw.send(go)
+            line, before = raw.expect(lambda s: s.startswith("bestmove"), 30)
+            assert line == bestmove, (chess960, fen)
+            pvs = [s.split(" pv ", 1)[1] for s in before if s.startswith("info depth") and " pv " in s]
+            assert pvs and pvs[-1] == pv, (chess960, fen, before)
+            assert not any("info string" in s for s in before), before
     finally:
         raw.close()
 

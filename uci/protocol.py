@@ -227,6 +227,8 @@ class UciEngine:
         self.book_file = String("BookFile", help="Polyglot opening book (.bin)", on_change=self.set_book_file)
         self.book_best_move = Check("BookBestMove", False,
                                     "play the book's highest-weight move, not a random one by weight")
+        self.multipv = Spin("MultiPV", 1, "report this many best moves, each with its own score and PV",
+                            min=1, max=256)
         self.options: list[Option[Any]] = [
             self.hash,
             Button("Clear Hash", help="empty the transposition table", on_change=self.clear_hash),
@@ -237,6 +239,7 @@ class UciEngine:
             self.own_book,
             self.book_file,
             self.book_best_move,
+            self.multipv,
         ]
         self.book: Optional[Book] = None  # the BookFile's book, opened when the option is set
         self.searcher: Optional[Searcher] = None
@@ -466,6 +469,7 @@ class UciEngine:
             return
         searcher = self.wait_loaded()  # None (reported): the worker then plays a move chosen without it
         limits.move_overhead = self.move_overhead.value / 1000.0
+        limits.multipv = self.multipv.value
         # A fresh flag per search, made before its thread starts: a stop that follows at once is never lost.
         self.stop_flag = threading.Event()
         self.release.clear()
@@ -547,7 +551,7 @@ class UciEngine:
                 break
             pv.append(walk.uci(move, chess960=self.chess960))
             walk.push(move)
-        line = (f"info depth {info.depth} seldepth {max(info.seldepth, info.depth)} multipv 1 score {score} "
+        line = (f"info depth {info.depth} seldepth {max(info.seldepth, info.depth)} multipv {info.multipv} score {score} "
                 f"nodes {info.nodes} nps {info.nps} hashfull {info.hashfull} time {int(info.time * 1000)}")
         return line + (" pv " + " ".join(pv) if pv else "")
 

@@ -8,6 +8,7 @@ each finished iteration through a callback and returns a SearchResult.
 from __future__ import annotations
 
 import math
+import random
 import threading
 import time
 from itertools import chain, repeat
@@ -27,6 +28,7 @@ from garfish.engine.movepick import (
     PROMOTION_RANK, capture_moves, decode, encode, evasion_moves, is_good_capture, pick_evasions, pick_moves,
 )
 from garfish.engine.see import see_ge_kernel
+from garfish.engine.skill import SKILL_MULTIPV, Skill
 from garfish.engine.timeman import time_budget
 from garfish.engine.tt import (
     BOUND_MASK, BOUND_SHIFT, DEPTH_MASK, DEPTH_SHIFT, MOVE_MASK, SCORE_MASK, SCORE_SHIFT, VALUE_OFFSET,
@@ -140,8 +142,11 @@ def game_keys(board: chess.Board) -> list[int]:
 class Searcher:
     """One chess search engine instance: TT, histories, counters and stop flag."""
 
-    def __init__(self, hash_mb: int = 16) -> None:
+    def __init__(self, hash_mb: int = 16, seed: Optional[int] = None) -> None:
+        """hash_mb: the TT's size; seed: the random choices of a strength-limited search (engine.skill),
+        the same for the same seed (None: seeded by the system)."""
         self.tt = TranspositionTable(hash_mb)
+        self.rng = random.Random(seed)
         self.history = History()
         self._own_stop = threading.Event()  # the stop flag of searches whose caller passes none
         self.stop_event = self._own_stop  # the running search's stop flag
@@ -238,8 +243,9 @@ class Searcher:
         best_score = 0
         pv: list[chess.Move] = [best_move]
         depth_done = 0
+        skill = Skill(limits.elo) if limits.elo is not None else None
         # MultiPV: line i is the best of the root moves not in lines 1..i-1 (capped by the root moves).
-        multipv = min(max(limits.multipv, 1), len(legal))
+        multipv = min(max(limits.multipv, SKILL_MULTIPV if skill is not None else 1), len(legal))
         root_moves = self._root_moves  # searchmoves, or None for every legal move
         root_entry = 0  # the root's TT entry after line 1's search
         lines: list[PVLine] = []  # the last completed depth's lines, best first
@@ -305,7 +311,17 @@ class Searcher:
                     break
                 if self._optimum is not None and elapsed > self._optimum * soft_share:
                     break
+            if skill is not None and depth == 1:
+                # The skill's node budget binds from depth 2 on: depth 1 always completes (no mate in
+                # one is missed for want of nodes).
+                self._node_limit = min(self._node_limit or skill.nodes, skill.nodes)
+                self._next_poll = min(self._next_poll, self._node_limit)
+            if self._node_limit and self.nodes >= self._node_limit:
+                break
 
+        if skill is not None and lines:
+            chosen = lines[skill.choose([line.score for line in lines], self.rng)]
+            best_move, best_score, pv = chosen.pv[0], chosen.score, chosen.pv
         elapsed = time.perf_counter() - self._start
         ponder = pv[1] if len(pv) > 1 and pv[0] == best_move else None
         return SearchResult(best_move, ponder, best_score, depth_done, self.seldepth, self.nodes, elapsed,

@@ -90,3 +90,6 @@ class Limits:
     """Time kept back from every move for GUI and network lag (the UCI option Move Overhead)."""
     multipv: int = 1
     """Search this many best root moves, each to an exact score (the UCI option MultiPV)."""
+    elo: Optional[int] = None
+    """Play at about this strength (UCI_LimitStrength with UCI_Elo; engine.skill): fewer nodes,
+    and at times a near-best move. None: full strength."""

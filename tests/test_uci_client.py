@@ -90,6 +90,8 @@ def test_handshake_identifies_garfish(engine: chess.engine.SimpleEngine) -> None
         ("BookFile", "string", "<empty>", None, None),  # python-chess keeps UCI's word for the empty string
         ("BookBestMove", "check", False, None, None),
         ("MultiPV", "spin", 1, 1, 256),
+        ("UCI_LimitStrength", "check", False, None, None),
+        ("UCI_Elo", "spin", 2400, 1000, 2400),
     ],
 )
 def test_options_are_declared(engine: chess.engine.SimpleEngine, name: str, type_: str,

@@ -125,6 +125,8 @@ def test_options_are_listed_from_their_declarations(session: Session) -> None:
         "option name BookFile type string default <empty>",
         "option name BookBestMove type check default false",
         "option name MultiPV type spin default 1 min 1 max 256",
+        "option name UCI_LimitStrength type check default false",
+        "option name UCI_Elo type spin default 2400 min 1000 max 2400",
     ]
     assert lines[-1] == "uciok"
 
@@ -173,6 +175,18 @@ def test_multipv_reaches_the_search(session: Session, monkeypatch: pytest.Monkey
     infos = [line.split() for line in lines if line.startswith("info depth 2 ")]
     assert [words[words.index("multipv") + 1] for words in infos] == ["1", "2"]
     assert bestmoves(lines) == [infos[0][infos[0].index("pv") + 1]]  # bestmove is line 1
+
+
+def test_the_strength_limit_reaches_the_search(session: Session, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = limits_seen(session, monkeypatch)
+    session.send("go depth 2")
+    assert seen[-1].elo is None
+    session.send("setoption name UCI_Elo value 1500", "go depth 2")
+    assert seen[-1].elo is None  # UCI_Elo alone does not limit
+    session.send("setoption name UCI_LimitStrength value true", "go depth 2")
+    assert seen[-1].elo == 1500
+    session.send("setoption name UCI_LimitStrength value false", "go depth 2")
+    assert seen[-1].elo is None
 
 
 def test_a_failed_effect_keeps_the_previous_value() -> None:

@@ -213,6 +213,8 @@ class UciEngine:
     """State and command handlers of one UCI session."""
 
     def __init__(self, out: TextIO = sys.stdout) -> None:
+        from garfish.engine.skill import ELO_MAX, ELO_MIN  # no Numba: the strength range, for UCI_Elo
+
         self.out = out
         self.out_lock = threading.Lock()
         self.board = chess.Board()
@@ -229,6 +231,9 @@ class UciEngine:
                                     "play the book's highest-weight move, not a random one by weight")
         self.multipv = Spin("MultiPV", 1, "report this many best moves, each with its own score and PV",
                             min=1, max=256)
+        self.limit_strength = Check("UCI_LimitStrength", False, "play at about the strength UCI_Elo")
+        self.uci_elo = Spin("UCI_Elo", ELO_MAX, "the strength played at with UCI_LimitStrength",
+                            min=ELO_MIN, max=ELO_MAX)
         self.options: list[Option[Any]] = [
             self.hash,
             Button("Clear Hash", help="empty the transposition table", on_change=self.clear_hash),
@@ -240,6 +245,8 @@ class UciEngine:
             self.book_file,
             self.book_best_move,
             self.multipv,
+            self.limit_strength,
+            self.uci_elo,
         ]
         self.book: Optional[Book] = None  # the BookFile's book, opened when the option is set
         self.searcher: Optional[Searcher] = None
@@ -470,6 +477,7 @@ class UciEngine:
         searcher = self.wait_loaded()  # None (reported): the worker then plays a move chosen without it
         limits.move_overhead = self.move_overhead.value / 1000.0
         limits.multipv = self.multipv.value
+        limits.elo = self.uci_elo.value if self.limit_strength.value else None
         # A fresh flag per search, made before its thread starts: a stop that follows at once is never lost.
         self.stop_flag = threading.Event()
         self.release.clear()

@@ -65,15 +65,17 @@ class BenchResult:
 
 
 def run_bench(depth: int = BENCH_DEPTH,
-              on_position: Optional[Callable[[int, str, int, float], None]] = None) -> BenchResult:
-    """Search every bench position to `depth` with a fresh searcher; return total nodes and time."""
+              on_position: Optional[Callable[[int, str, int, float], None]] = None,
+              multipv: int = 1) -> BenchResult:
+    """Search every bench position to `depth` (with `multipv` lines) with a fresh searcher; return
+    total nodes and time."""
     searcher = Searcher(BENCH_HASH_MB)
     total_nodes = 0
     total_time = 0.0
     for i, fen in enumerate(BENCH_FENS):
         searcher.new_game()
         start = time.perf_counter()
-        result = searcher.search(chess.Board(fen), Limits(depth=depth))
+        result = searcher.search(chess.Board(fen), Limits(depth=depth, multipv=multipv))
         elapsed = time.perf_counter() - start
         total_nodes += result.nodes
         total_time += elapsed

@@ -8,6 +8,7 @@ each finished iteration through a callback and returns a SearchResult.
 from __future__ import annotations
 
 import math
+import random
 import threading
 import time
 from itertools import chain, repeat
@@ -27,10 +28,11 @@ from garfish.engine.movepick import (
     PROMOTION_RANK, capture_moves, decode, encode, evasion_moves, is_good_capture, pick_evasions, pick_moves,
 )
 from garfish.engine.see import see_ge_kernel
+from garfish.engine.skill import SKILL_MULTIPV, Skill
 from garfish.engine.timeman import time_budget
 from garfish.engine.tt import (
     BOUND_MASK, BOUND_SHIFT, DEPTH_MASK, DEPTH_SHIFT, MOVE_MASK, SCORE_MASK, SCORE_SHIFT, VALUE_OFFSET,
-    TranspositionTable,
+    TranspositionTable, unpack,
 )
 from garfish.engine.types import (
     DRAW, INF, MATE, MATE_BOUND, MAX_PLY, PIECE_VALUE, Bound, Limits, mate_in, mated_in, value_from_tt, value_to_tt,
@@ -84,6 +86,7 @@ class SearchInfo:
     time: float
     hashfull: int
     pv: list[chess.Move]
+    multipv: int = 1  # the line's rank among the best root moves (1: the best; the MultiPV option)
 
     @property
     def nps(self) -> int:
@@ -101,6 +104,15 @@ class SearchInfo:
 
 
 @dataclass
+class PVLine:
+    """One root move's line: its exact score at the depth searched, and its principal variation."""
+
+    depth: int
+    score: int
+    pv: list[chess.Move]
+
+
+@dataclass
 class SearchResult:
     """The outcome of a search."""
 
@@ -112,6 +124,9 @@ class SearchResult:
     nodes: int
     time: float
     pv: list[chess.Move] = field(default_factory=list)
+    lines: list[PVLine] = field(default_factory=list)
+    """The best root moves' lines, best first (Limits.multipv of them): those of the last
+    completed depth, and of the depth stopped part-way for the lines it finished."""
 
 
 def game_keys(board: chess.Board) -> list[int]:
@@ -127,8 +142,11 @@ def game_keys(board: chess.Board) -> list[int]:
 class Searcher:
     """One chess search engine instance: TT, histories, counters and stop flag."""
 
-    def __init__(self, hash_mb: int = 16) -> None:
+    def __init__(self, hash_mb: int = 16, seed: Optional[int] = None) -> None:
+        """hash_mb: the TT's size; seed: the random choices of a strength-limited search (engine.skill),
+        the same for the same seed (None: seeded by the system)."""
         self.tt = TranspositionTable(hash_mb)
+        self.rng = random.Random(seed)
         self.history = History()
         self._own_stop = threading.Event()  # the stop flag of searches whose caller passes none
         self.stop_event = self._own_stop  # the running search's stop flag
@@ -217,40 +235,73 @@ class Searcher:
         # With a fixed movetime the whole budget is ours: only a clock asks to save time.
         soft_share = 1.0 if limits.movetime is not None else SOFT_STOP_SHARE
         # Until depth 1 completes, the fallback is the move the picker would try first.
-        tt_entry = self.tt.probe(zobrist(root))
+        root_key = zobrist(root)
+        tt_entry = self.tt.probe(root_key)
         tt_move = decode(tt_entry & MOVE_MASK) if tt_entry & MOVE_MASK else None
         best_move = next((m for m in pick_moves(root, tt_move, (None, None), self.history.butterfly)
                           if m in legal), legal[0])
         best_score = 0
         pv: list[chess.Move] = [best_move]
         depth_done = 0
-        score = 0
+        skill = Skill(limits.elo) if limits.elo is not None else None
+        # MultiPV: line i is the best of the root moves not in lines 1..i-1 (capped by the root moves).
+        multipv = min(max(limits.multipv, SKILL_MULTIPV if skill is not None else 1), len(legal))
+        root_moves = self._root_moves  # searchmoves, or None for every legal move
+        root_entry = 0  # the root's TT entry after line 1's search
+        lines: list[PVLine] = []  # the last completed depth's lines, best first
 
         for depth in range(1, max_depth + 1):
             self._root_best = None
+            done: list[PVLine] = []  # this depth's lines so far, best first
             try:
-                score = self._aspiration(root, depth, score, on_info)
+                for index in range(multipv):
+                    if index:
+                        searched = {line.pv[0] for line in done}
+                        self._root_moves = {move for move in legal if move not in searched}
+                    # Each line's aspiration window is centred on the last depth's score of its rank.
+                    prev = lines[index].score if index < len(lines) else 0
+                    value = self._aspiration(root, depth, prev, on_info, index + 1)
+                    if index == 0:
+                        root_entry = self.tt.probe(root_key)
+                    done.append(PVLine(depth, value, list(self.pv_table[0]) or [self._root_best or best_move]))
+                    done.sort(key=lambda line: -line.score)  # stable: an equal score keeps its rank
             except SearchAborted:
-                # Keep the last completed iteration's move, unless this iteration
-                # already finished a different root move with a better score.
-                if self._root_best is not None and self._root_best != best_move:
-                    best_move = self._root_best
-                    pv = [best_move]
-                if on_info is not None and depth_done:
-                    on_info(self._info(depth_done, best_score, "exact", pv))  # final totals
+                if done:
+                    # Line 1 of this depth is complete: report it and the others done at this depth,
+                    # then the last depth's lines for the ranks not reached (Stockfish's rule).
+                    best_move, best_score, pv = done[0].pv[0], done[0].score, done[0].pv
+                else:
+                    # Keep the last completed iteration's move, unless this iteration
+                    # already finished a different root move with a better score.
+                    if self._root_best is not None and self._root_best != best_move:
+                        best_move = self._root_best
+                        pv = [best_move]
+                    done = [PVLine(depth_done, best_score, pv)] if depth_done else []
+                reported = {line.pv[0] for line in done}
+                lines = (done + [line for line in lines if line.pv[0] not in reported])[:multipv]
+                if on_info is not None and lines:
+                    for rank, line in enumerate(lines, 1):  # final totals
+                        on_info(self._info(line.depth, line.score, "exact", line.pv, rank))
                 break
+            finally:
+                self._root_moves = root_moves
+            if multipv > 1 and root_entry:
+                # The root's TT entry now holds the last line's move: give line 1's back to the next depth.
+                self.tt.store(root_key, *unpack(root_entry))
+            lines = done
             depth_done = depth
             self._completed_depth = depth
-            pv = list(self.pv_table[0]) or [best_move]
+            pv = lines[0].pv
             best_move = pv[0]
-            best_score = score
+            best_score = lines[0].score
             if on_info is not None:
-                on_info(self._info(depth, score, "exact", pv))
+                for rank, line in enumerate(lines, 1):
+                    on_info(self._info(depth, line.score, "exact", line.pv, rank))
             # Stop conditions between iterations.
-            if limits.mate and score >= mate_in(2 * limits.mate - 1):
+            if limits.mate and best_score >= mate_in(2 * limits.mate - 1):
                 break
             # A proven mate (either way) will not change with more depth.
-            if abs(score) >= MATE_BOUND and depth >= 2 * (MATE - abs(score)) + MATE_EXTRA_DEPTH:
+            if abs(best_score) >= MATE_BOUND and depth >= 2 * (MATE - abs(best_score)) + MATE_EXTRA_DEPTH:
                 break
             if self.stop_event.is_set():
                 break
@@ -260,15 +311,26 @@ class Searcher:
                     break
                 if self._optimum is not None and elapsed > self._optimum * soft_share:
                     break
+            if skill is not None and depth == 1:
+                # The skill's node budget binds from depth 2 on: depth 1 always completes (no mate in
+                # one is missed for want of nodes).
+                self._node_limit = min(self._node_limit or skill.nodes, skill.nodes)
+                self._next_poll = min(self._next_poll, self._node_limit)
+            if self._node_limit and self.nodes >= self._node_limit:
+                break
 
+        if skill is not None and lines:
+            chosen = lines[skill.choose([line.score for line in lines], self.rng)]
+            best_move, best_score, pv = chosen.pv[0], chosen.score, chosen.pv
         elapsed = time.perf_counter() - self._start
         ponder = pv[1] if len(pv) > 1 and pv[0] == best_move else None
         return SearchResult(best_move, ponder, best_score, depth_done, self.seldepth, self.nodes, elapsed,
-                            pv if pv[0] == best_move else [best_move])
+                            pv if pv[0] == best_move else [best_move], lines)
 
     def _aspiration(self, root: chess.Board, depth: int, prev: int,
-                    on_info: Optional[Callable[[SearchInfo], None]]) -> int:
-        """Search the root with a window around the previous score, widening on failure."""
+                    on_info: Optional[Callable[[SearchInfo], None]], multipv: int = 1) -> int:
+        """Search the root (the moves of line `multipv`) with a window around the previous score,
+        widening on failure."""
         packed = evaluate_packed(root)
         if depth < ASPIRATION_DEPTH or abs(prev) >= MATE_BOUND:
             return self._negamax(root, depth, -INF, INF, 0, True, False, packed)
@@ -286,15 +348,15 @@ class Searcher:
             else:
                 return score
             if on_info is not None and time.perf_counter() - self._start > 1.0:
-                on_info(self._info(depth, score, bound, list(self.pv_table[0])))
+                on_info(self._info(depth, score, bound, list(self.pv_table[0]), multipv))
             delta += delta // 2 + 5
             if delta > 1000:
                 alpha, beta = -INF, INF
 
-    def _info(self, depth: int, score: int, bound: str, pv: list[chess.Move]) -> SearchInfo:
+    def _info(self, depth: int, score: int, bound: str, pv: list[chess.Move], multipv: int = 1) -> SearchInfo:
         """A progress report for the callback."""
         return SearchInfo(depth, self.seldepth, score, bound, self.nodes, time.perf_counter() - self._start,
-                          self.tt.hashfull(), pv)
+                          self.tt.hashfull(), pv, multipv)
 
     def _poll(self) -> None:
         """Every POLL_INTERVAL nodes: abort on stop, node limit or hard time limit."""

@@ -88,3 +88,8 @@ class Limits:
     """Restrict the root to these moves (empty: all legal moves)."""
     move_overhead: float = 0.0
     """Time kept back from every move for GUI and network lag (the UCI option Move Overhead)."""
+    multipv: int = 1
+    """Search this many best root moves, each to an exact score (the UCI option MultiPV)."""
+    elo: Optional[int] = None
+    """Play at about this strength (UCI_LimitStrength with UCI_Elo; engine.skill): fewer nodes,
+    and at times a near-best move. None: full strength."""

@@ -28,6 +28,10 @@ MIDDLEGAME = "r1bqk2r/pppp1ppp/2n2n2/2b1p3/2B1P3/3P1N2/PPP2PPP/RNBQK2R w KQkq - 
 # A Chess960 arrangement (start position 700, RBQKNNBR) with the king-side pieces
 # cleared, so that castling d1h1 (king d1 -> g1, rook h1 -> f1) is legal at once.
 CHESS960_FEN = "rbqk3r/pppppppp/8/8/8/8/PPPPPPPP/RBQK3R w HAha - 0 1"
+# 1.Rxd5 wins the queen (+5 or so); every other move leaves White a queen against a rook down.
+HANGING_QUEEN = "4k3/8/8/3q4/8/8/3R4/4K3 w - - 0 1"
+ROOK_TAKES_QUEEN = chess.Move.from_uci("d2d5")
+THREE_KING_MOVES = "7k/8/8/8/8/8/8/K7 w - - 0 1"  # Ka2, Kb1, Kb2
 
 
 def mates_in(board: chess.Board, moves: int) -> bool:
@@ -84,6 +88,9 @@ def test_handshake_identifies_garfish(engine: chess.engine.SimpleEngine) -> None
         ("BookFile", "string", "<empty>", None, None),  # python-chess keeps UCI's word for the empty string
         ("BookBestMove", "check", False, None, None),
         ("UCI_ShowWDL", "check", False, None, None),
+        ("MultiPV", "spin", 1, 1, 256),
+        ("UCI_LimitStrength", "check", False, None, None),
+        ("UCI_Elo", "spin", 2400, 1000, 2400),
     ],
 )
 def test_options_are_declared(engine: chess.engine.SimpleEngine, name: str, type_: str,
@@ -201,6 +208,62 @@ def test_searchmoves_restricts_the_root(engine: chess.engine.SimpleEngine, uci: 
     assert move in board.legal_moves
     result = engine.play(board, chess.engine.Limit(depth=3), root_moves=[move])
     assert result.move == move
+
+
+# --------------------------------------------------------------------------- MultiPV
+def assert_lines(board: chess.Board, infos: list[chess.engine.InfoDict]) -> list[chess.Move]:
+    """Each line has its own legal PV, the moves are distinct and the scores fall; the first moves."""
+    firsts = []
+    for rank, info in enumerate(infos, 1):
+        assert info["multipv"] == rank
+        walk = board.copy()
+        for move in info["pv"]:
+            assert move in walk.legal_moves
+            walk.push(move)
+        firsts.append(info["pv"][0])
+    assert len(set(firsts)) == len(firsts)
+    scores = [info["score"].relative.score(mate_score=100000) for info in infos]
+    assert scores == sorted(scores, reverse=True)
+    return firsts
+
+
+def test_analyse_with_multipv_3_gives_three_distinct_lines_best_first(engine: chess.engine.SimpleEngine) -> None:
+    board = chess.Board(MIDDLEGAME)
+    infos = engine.analyse(board, chess.engine.Limit(depth=5), multipv=3, game=object())
+    assert len(infos) == 3 and all(info["depth"] == 5 for info in infos)
+    assert_lines(board, infos)
+    # The same search again (a new game: TT and histories cleared): bestmove is line 1.
+    with engine.analysis(board, chess.engine.Limit(depth=5), multipv=3, game=object()) as analysis:
+        best = analysis.wait()
+        assert [info["pv"] for info in analysis.multipv] == [info["pv"] for info in infos]
+    assert best.move == infos[0]["pv"][0]
+
+
+def test_a_hanging_queen_puts_line_1_far_above_line_2(engine: chess.engine.SimpleEngine) -> None:
+    board = chess.Board(HANGING_QUEEN)
+    infos = engine.analyse(board, chess.engine.Limit(depth=5), multipv=3, game=object())
+    assert_lines(board, infos)
+    assert infos[0]["pv"][0] == ROOK_TAKES_QUEEN
+    first, second = (info["score"].relative.score() for info in infos[:2])
+    # Line 2 is an exact score of its own (a queen against a rook down), not the bound line 1's
+    # window would give it (just below line 1's score).
+    assert first > 300 and second < -300
+
+
+def test_multipv_beyond_the_legal_moves_gives_every_legal_move(engine: chess.engine.SimpleEngine) -> None:
+    board = chess.Board(THREE_KING_MOVES)
+    infos = engine.analyse(board, chess.engine.Limit(depth=4), multipv=10, game=object())
+    assert set(assert_lines(board, infos)) == set(board.legal_moves) and len(infos) == 3
+
+
+def test_searchmoves_and_multipv(engine: chess.engine.SimpleEngine) -> None:
+    board = chess.Board(MIDDLEGAME)
+    allowed = [chess.Move.from_uci(uci) for uci in ("a2a3", "h2h3", "b1c3")]
+    infos = engine.analyse(board, chess.engine.Limit(depth=4), multipv=2, root_moves=allowed, game=object())
+    assert len(infos) == 2 and set(assert_lines(board, infos)) <= set(allowed)
+    # More lines than searchmoves: k is capped by the root moves.
+    infos = engine.analyse(board, chess.engine.Limit(depth=4), multipv=5, root_moves=allowed, game=object())
+    assert set(assert_lines(board, infos)) == set(allowed)
 
 
 def test_ponder_then_ponderhit(engine: chess.engine.SimpleEngine) -> None:

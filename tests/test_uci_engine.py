@@ -125,6 +125,9 @@ def test_options_are_listed_from_their_declarations(session: Session) -> None:
         "option name BookFile type string default <empty>",
         "option name BookBestMove type check default false",
         "option name UCI_ShowWDL type check default false",
+        "option name MultiPV type spin default 1 min 1 max 256",
+        "option name UCI_LimitStrength type check default false",
+        "option name UCI_Elo type spin default 2400 min 1000 max 2400",
     ]
     assert lines[-1] == "uciok"
 
@@ -141,7 +144,8 @@ def test_setoption_carries_out_the_value_through_the_declared_handler(session: S
     assert session.send("setoption name Threads value 4") == ["info string Threads 4: Garfish searches with one thread"]
 
 
-def test_move_overhead_reaches_the_search_in_its_limits(session: Session, monkeypatch: pytest.MonkeyPatch) -> None:
+def limits_seen(session: Session, monkeypatch: pytest.MonkeyPatch) -> list[Limits]:
+    """The Limits of every search the session's searcher runs from now on (it still searches)."""
     searcher = session.engine.searcher
     assert searcher is not None
     seen: list[Limits] = []
@@ -152,8 +156,38 @@ def test_move_overhead_reaches_the_search_in_its_limits(session: Session, monkey
         return search(board, limits, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(searcher, "search", spy)
+    return seen
+
+
+def test_move_overhead_reaches_the_search_in_its_limits(session: Session, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = limits_seen(session, monkeypatch)
     session.send("setoption name Move Overhead value 120", "go depth 1")
     assert seen[-1].move_overhead == pytest.approx(0.12) and seen[-1].depth == 1
+
+
+def test_multipv_reaches_the_search(session: Session, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = limits_seen(session, monkeypatch)
+    session.engine.handle("setoption name MultiPV value 2")
+    session.engine.handle("go depth 2")
+    assert session.engine.search_thread is not None
+    session.engine.search_thread.join()  # to its end: Session.send would stop it
+    lines = session.output()
+    assert seen[-1].multipv == 2
+    infos = [line.split() for line in lines if line.startswith("info depth 2 ")]
+    assert [words[words.index("multipv") + 1] for words in infos] == ["1", "2"]
+    assert bestmoves(lines) == [infos[0][infos[0].index("pv") + 1]]  # bestmove is line 1
+
+
+def test_the_strength_limit_reaches_the_search(session: Session, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = limits_seen(session, monkeypatch)
+    session.send("go depth 2")
+    assert seen[-1].elo is None
+    session.send("setoption name UCI_Elo value 1500", "go depth 2")
+    assert seen[-1].elo is None  # UCI_Elo alone does not limit
+    session.send("setoption name UCI_LimitStrength value true", "go depth 2")
+    assert seen[-1].elo == 1500
+    session.send("setoption name UCI_LimitStrength value false", "go depth 2")
+    assert seen[-1].elo is None
 
 
 def test_a_failed_effect_keeps_the_previous_value() -> None:

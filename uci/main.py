@@ -9,7 +9,8 @@ import sys
 from typing import Callable, Optional
 
 HELP_WORDS = ("-h", "--help", "help")
-BENCH_USAGE = "usage: garfish bench [DEPTH]\n\nSearch the bench positions to DEPTH (default: the bench depth)."
+BENCH_USAGE = ("usage: garfish bench [--multipv N] [DEPTH]\n\nSearch the bench positions to DEPTH (default: the bench "
+               "depth),\nwith N best lines (MultiPV, default 1).")
 
 
 def _print(line: str) -> None:
@@ -19,19 +20,25 @@ def _print(line: str) -> None:
 
 # Each sub-command imports its module when it runs, so that the UCI engine starts fast.
 def bench_command(args: list[str]) -> int:
-    """`garfish bench [DEPTH]`: the bench, ending in the Nodes searched signature."""
+    """`garfish bench [--multipv N] [DEPTH]`: the bench, ending in the Nodes searched signature."""
     from garfish.uci.tools import print_bench
 
     if args and args[0] in HELP_WORDS:
         print(BENCH_USAGE)
         return 0
+    multipv = 1
+    if args and args[0] == "--multipv":
+        if len(args) < 2 or not args[1].isdigit() or int(args[1]) < 1:
+            print("garfish bench: --multipv needs a positive integer", file=sys.stderr)
+            return 2
+        multipv, args = int(args[1]), args[2:]
     depth = None
     if args:
-        if not args[0].isdigit() or int(args[0]) < 1:
-            print(f"garfish bench: depth must be a positive integer, not '{args[0]}'", file=sys.stderr)
+        if len(args) > 1 or not args[0].isdigit() or int(args[0]) < 1:
+            print(f"garfish bench: depth must be a positive integer, not '{' '.join(args)}'", file=sys.stderr)
             return 2
         depth = int(args[0])
-    print_bench(depth, _print)
+    print_bench(depth, _print, multipv)
     return 0
 
 

@@ -213,6 +213,8 @@ class UciEngine:
     """State and command handlers of one UCI session."""
 
     def __init__(self, out: TextIO = sys.stdout) -> None:
+        from garfish.engine.skill import ELO_MAX, ELO_MIN  # no Numba: the strength range, for UCI_Elo
+
         self.out = out
         self.out_lock = threading.Lock()
         self.board = chess.Board()
@@ -228,6 +230,11 @@ class UciEngine:
         self.book_best_move = Check("BookBestMove", False,
                                     "play the book's highest-weight move, not a random one by weight")
         self.show_wdl = Check("UCI_ShowWDL", False, "add win/draw/loss chances (per mille) to info lines")
+        self.multipv = Spin("MultiPV", 1, "report this many best moves, each with its own score and PV",
+                            min=1, max=256)
+        self.limit_strength = Check("UCI_LimitStrength", False, "play at about the strength UCI_Elo")
+        self.uci_elo = Spin("UCI_Elo", ELO_MAX, "the strength played at with UCI_LimitStrength",
+                            min=ELO_MIN, max=ELO_MAX)
         self.options: list[Option[Any]] = [
             self.hash,
             Button("Clear Hash", help="empty the transposition table", on_change=self.clear_hash),
@@ -239,6 +246,9 @@ class UciEngine:
             self.book_file,
             self.book_best_move,
             self.show_wdl,
+            self.multipv,
+            self.limit_strength,
+            self.uci_elo,
         ]
         self.book: Optional[Book] = None  # the BookFile's book, opened when the option is set
         self.searcher: Optional[Searcher] = None
@@ -468,6 +478,8 @@ class UciEngine:
             return
         searcher = self.wait_loaded()  # None (reported): the worker then plays a move chosen without it
         limits.move_overhead = self.move_overhead.value / 1000.0
+        limits.multipv = self.multipv.value
+        limits.elo = self.uci_elo.value if self.limit_strength.value else None
         # A fresh flag per search, made before its thread starts: a stop that follows at once is never lost.
         self.stop_flag = threading.Event()
         self.release.clear()
@@ -553,7 +565,7 @@ class UciEngine:
                 break
             pv.append(walk.uci(move, chess960=self.chess960))
             walk.push(move)
-        line = (f"info depth {info.depth} seldepth {max(info.seldepth, info.depth)} multipv 1 score {score} "
+        line = (f"info depth {info.depth} seldepth {max(info.seldepth, info.depth)} multipv {info.multipv} score {score} "
                 f"nodes {info.nodes} nps {info.nps} hashfull {info.hashfull} time {int(info.time * 1000)}")
         return line + (" pv " + " ".join(pv) if pv else "")
 

@@ -85,6 +85,10 @@ def test_handshake_identifies_garfish(engine: chess.engine.SimpleEngine) -> None
         ("OwnBook", "check", False, None, None),
         ("BookFile", "string", "<empty>", None, None),  # python-chess keeps UCI's word for the empty string
         ("BookBestMove", "check", False, None, None),
+        ("SyzygyPath", "string", "<empty>", None, None),
+        ("SyzygyProbeDepth", "spin", 1, 1, 100),
+        ("Syzygy50MoveRule", "check", True, None, None),
+        ("SyzygyProbeLimit", "spin", 7, 0, 7),
     ],
 )
 def test_options_are_declared(engine: chess.engine.SimpleEngine, name: str, type_: str,

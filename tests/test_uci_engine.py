@@ -124,6 +124,10 @@ def test_options_are_listed_from_their_declarations(session: Session) -> None:
         "option name OwnBook type check default false",
         "option name BookFile type string default <empty>",
         "option name BookBestMove type check default false",
+        "option name SyzygyPath type string default <empty>",
+        "option name SyzygyProbeDepth type spin default 1 min 1 max 100",
+        "option name Syzygy50MoveRule type check default true",
+        "option name SyzygyProbeLimit type spin default 7 min 0 max 7",
     ]
     assert lines[-1] == "uciok"
 

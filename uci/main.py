@@ -9,7 +9,8 @@ import sys
 from typing import Callable, Optional
 
 HELP_WORDS = ("-h", "--help", "help")
-BENCH_USAGE = "usage: garfish bench [DEPTH]\n\nSearch the bench positions to DEPTH (default: the bench depth)."
+BENCH_USAGE = ("usage: garfish bench [DEPTH] [--syzygy PATH]\n\nSearch the bench positions to DEPTH (default: the bench "
+               "depth), probing the Syzygy tables in PATH (folders separated as in SyzygyPath) if given.")
 
 
 def _print(line: str) -> None:
@@ -19,19 +20,32 @@ def _print(line: str) -> None:
 
 # Each sub-command imports its module when it runs, so that the UCI engine starts fast.
 def bench_command(args: list[str]) -> int:
-    """`garfish bench [DEPTH]`: the bench, ending in the Nodes searched signature."""
+    """`garfish bench [DEPTH] [--syzygy PATH]`: the bench, ending in the Nodes searched signature."""
+    from garfish.engine.syzygy import TablebaseError
     from garfish.uci.tools import print_bench
 
     if args and args[0] in HELP_WORDS:
         print(BENCH_USAGE)
         return 0
+    syzygy = ""
+    if "--syzygy" in args:
+        at = args.index("--syzygy")
+        if at + 1 >= len(args):
+            print("garfish bench: --syzygy needs a path", file=sys.stderr)
+            return 2
+        syzygy = args[at + 1]
+        args = args[:at] + args[at + 2:]
     depth = None
     if args:
-        if not args[0].isdigit() or int(args[0]) < 1:
-            print(f"garfish bench: depth must be a positive integer, not '{args[0]}'", file=sys.stderr)
+        if not args[0].isdigit() or int(args[0]) < 1 or len(args) > 1:
+            print(f"garfish bench: depth must be a positive integer, not '{' '.join(args)}'", file=sys.stderr)
             return 2
         depth = int(args[0])
-    print_bench(depth, _print)
+    try:
+        print_bench(depth, _print, syzygy)
+    except TablebaseError as exc:
+        print(f"garfish bench: cannot use the Syzygy tables: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 import chess
 
 from garfish.engine.search import Searcher
 from garfish.engine.types import Limits
+
+if TYPE_CHECKING:
+    from garfish.engine.syzygy import Tablebases
 
 BENCH_DEPTH = 6
 BENCH_HASH_MB = 16
@@ -57,6 +60,7 @@ class BenchResult:
 
     nodes: int
     seconds: float
+    tbhits: int = 0
 
     @property
     def nps(self) -> int:
@@ -66,12 +70,14 @@ class BenchResult:
 
 def run_bench(depth: int = BENCH_DEPTH,
               on_position: Optional[Callable[[int, str, int, float], None]] = None,
-              multipv: int = 1) -> BenchResult:
-    """Search every bench position to `depth` (with `multipv` lines) with a fresh searcher; return
-    total nodes and time."""
+              multipv: int = 1, tablebase: Optional[Tablebases] = None) -> BenchResult:
+    """Search every bench position to `depth` (with `multipv` lines, probing `tablebase` if given) with a
+    fresh searcher; return total nodes and time."""
     searcher = Searcher(BENCH_HASH_MB)
+    searcher.tablebase = tablebase
     total_nodes = 0
     total_time = 0.0
+    total_tbhits = 0
     for i, fen in enumerate(BENCH_FENS):
         searcher.new_game()
         start = time.perf_counter()
@@ -79,6 +85,7 @@ def run_bench(depth: int = BENCH_DEPTH,
         elapsed = time.perf_counter() - start
         total_nodes += result.nodes
         total_time += elapsed
+        total_tbhits += searcher.tbhits
         if on_position is not None:
             on_position(i + 1, fen, result.nodes, elapsed)
-    return BenchResult(total_nodes, total_time)
+    return BenchResult(total_nodes, total_time, total_tbhits)

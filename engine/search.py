@@ -13,7 +13,7 @@ import threading
 import time
 from itertools import chain, repeat
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Optional
+from typing import TYPE_CHECKING, Callable, Iterator, Optional
 
 import chess
 
@@ -35,9 +35,13 @@ from garfish.engine.tt import (
     TranspositionTable, unpack,
 )
 from garfish.engine.types import (
-    DRAW, INF, MATE, MATE_BOUND, MAX_PLY, PIECE_VALUE, Bound, Limits, mate_in, mated_in, value_from_tt, value_to_tt,
+    DRAW, INF, MATE, MATE_BOUND, MAX_PLY, PIECE_VALUE, TB_WIN, TB_WIN_BOUND, Bound, Limits, mate_in, mated_in,
+    value_from_tt, value_to_tt,
 )
 from garfish.engine.zobrist import zobrist, zobrist_kernel
+
+if TYPE_CHECKING:
+    from garfish.engine.syzygy import Tablebases
 
 POLL_INTERVAL = 256        # nodes between checks of the clock and the stop flag ...
 FAST_POLL_INTERVAL = 32    # ... or this many when the time budget is tiny
@@ -59,6 +63,9 @@ SEE_QUIET_MARGIN = 60      # quiet moves losing more than margin * depth by SEE 
 SINGLE_MOVE_DEPTH = 4      # with one legal move, a timed search stops at this depth
 MATE_EXTRA_DEPTH = 4       # plies searched past a found mate before stopping
 SOFT_STOP_SHARE = 0.6      # don't start an iteration after this share of the optimum time
+TB_ROOT_TIME_SHARE = 0.5   # ranking the root moves by DTZ gives up (for WDL) past this share of the hard limit
+TB_DEPTH_BONUS = 6         # a tablebase score goes to the TT this much deeper than the node (Stockfish's)
+TB_CP = 20000              # a tablebase win shows as TB_CP - plies to it, in centipawns (as Stockfish shows it)
 
 # LMR table: reduction for (depth, move number), the usual log * log shape.
 LMR_TABLE = tuple(tuple(int(0.75 + math.log(d) * math.log(m) / 2.25) if d and m else 0 for m in range(64))
@@ -87,6 +94,15 @@ class SearchInfo:
     hashfull: int
     pv: list[chess.Move]
     multipv: int = 1  # the line's rank among the best root moves (1: the best; the MultiPV option)
+    tbhits: int = 0  # positions found in the tablebases
+
+    @property
+    def cp(self) -> int:
+        """The score in centipawns for display: a tablebase win (loss) as TB_CP minus (plus) the
+        plies to the position found in the tables, else the score itself."""
+        if TB_WIN_BOUND <= abs(self.score) < MATE_BOUND:
+            return TB_CP - (TB_WIN - self.score) if self.score > 0 else -TB_CP + (TB_WIN + self.score)
+        return self.score
 
     @property
     def nps(self) -> int:
@@ -165,6 +181,11 @@ class Searcher:
         self._completed_depth = 0
         self._root_best: Optional[chess.Move] = None
         self._root_moves: Optional[set[chess.Move]] = None
+        self.tablebase: Optional[Tablebases] = None  # Syzygy tables to probe (None: none), set by the caller
+        self.tbhits = 0
+        self._tb_pieces = 0  # this search probes positions of at most this many pieces in the tree (0: none)
+        self._tb_depth = 0  # ... with exactly that many only from this depth
+        self._tb_root_score: Optional[int] = None  # the tables' score of the root, when they ranked its moves
 
     # ----------------------------------------------------------------- control
     def new_game(self) -> None:
@@ -221,6 +242,7 @@ class Searcher:
         if limits.searchmoves:
             wanted = [m for m in legal if m in limits.searchmoves]
             legal = wanted or legal
+        legal = self._tablebase_root(board, legal, limits)
         self._root_moves = set(legal) if len(legal) != root.legal_moves.count() else None
         if not legal:
             score = mated_in(0) if root.is_check() else DRAW
@@ -355,8 +377,37 @@ class Searcher:
 
     def _info(self, depth: int, score: int, bound: str, pv: list[chess.Move], multipv: int = 1) -> SearchInfo:
         """A progress report for the callback."""
+        if self._tb_root_score is not None and abs(score) < TB_WIN_BOUND:
+            score = self._tb_root_score  # the root is in the tables: their verdict, unless the search found mate
         return SearchInfo(depth, self.seldepth, score, bound, self.nodes, time.perf_counter() - self._start,
-                          self.tt.hashfull(), pv, multipv)
+                          self.tt.hashfull(), pv, multipv, self.tbhits)
+
+    def _tablebase_root(self, board: chess.Board, moves: list[chess.Move], limits: Limits) -> list[chess.Move]:
+        """Set up this search's tablebase probing and return the root moves to search: with the
+        root in the tables, the best-ranked moves only (engine.syzygy.Tablebases.rank_root_moves;
+        by WDL when ranking by DTZ would take more than TB_ROOT_TIME_SHARE of the hard time limit).
+        As in Stockfish, the tree is then probed only when no DTZ ranked the root and it is won."""
+        self.tbhits = 0
+        self._tb_pieces = 0
+        self._tb_root_score = None
+        tablebase = self.tablebase
+        if tablebase is None or not tablebase.cardinality:
+            return moves
+        self._tb_pieces = tablebase.cardinality
+        self._tb_depth = tablebase.depth
+        if board.occupied.bit_count() > self._tb_pieces or board.clean_castling_rights():
+            return moves
+        maximum = None if limits.ponder else time_budget(limits, board.turn)[1]
+        deadline = None if maximum is None else self._start + maximum * TB_ROOT_TIME_SHARE
+        ranking = tablebase.rank_root_moves(board, moves, deadline)
+        if ranking is None:
+            self._tb_pieces = tablebase.cardinality  # 0 if a table failed
+            return moves
+        self.tbhits = ranking.probes
+        self._tb_root_score = ranking.score
+        if ranking.by_dtz or ranking.score <= DRAW:
+            self._tb_pieces = 0
+        return ranking.moves
 
     def _poll(self) -> None:
         """Every POLL_INTERVAL nodes: abort on stop, node limit or hard time limit."""
@@ -380,7 +431,7 @@ class Searcher:
         packed: this position's evaluate_kernel result (score, capture hints, check and legality
         flags), which the caller computed right after its move to test the move's legality.
         """
-        # The branches that run at some nodes only (steps 3, 5, 6 and 9's check test) are methods;
+        # The branches that run at some nodes only (steps 3, 3b, 5, 6 and 9's check test) are methods;
         # moving them out cost nothing measurable (whole bench CPU, 15 alternating pairs: median
         # ratio 0.98 and 1.01). The rest stays inline: it runs at every node, or for every move,
         # where each extra Python call costs ~35 ns (a 6-argument method returning a tuple,
@@ -396,6 +447,7 @@ class Searcher:
             self.pv_table[ply] = []
             if ply > self.seldepth:
                 self.seldepth = ply
+            tb_floor, tb_cap = -INF, INF  # the tablebases' bounds on this node's score (step 3b)
         root = ply == 0
         in_check = packed & IN_CHECK_FLAG != 0
         occupied_co = board.occupied_co
@@ -433,6 +485,24 @@ class Searcher:
         tt_move, tt_score = self._probe_tt(key, depth, alpha, beta, ply, pv_node)
         if tt_score is not None:
             return tt_score
+
+        # Step 3b. Tablebases (Stockfish's step 5): right after a capture or pawn move, with few enough
+        # pieces, the WDL tables score the node; the score is returned when its bound cuts off, and
+        # bounds the search of a PV node otherwise.
+        if (self._tb_pieces and board.halfmove_clock == 0 and not root
+                and board.occupied.bit_count() <= self._tb_pieces):
+            probed = self._probe_tablebase(board, depth, ply)
+            if probed is not None:
+                value, bound = probed
+                if bound == EXACT or (value >= beta if bound == LOWER else value <= alpha):
+                    self.tt.store(key, 0, value_to_tt(value, ply), min(MAX_PLY - 1, depth + TB_DEPTH_BONUS), bound)
+                    return value
+                if pv_node:
+                    if bound == LOWER:
+                        tb_floor = value
+                        alpha = max(alpha, value)
+                    else:
+                        tb_cap = value
 
         # Step 4. Static evaluation, for the pruning decisions below, and capture hints.
         capture_targets = chess.BB_ALL
@@ -558,6 +628,8 @@ class Searcher:
             if futile and any(board.generate_legal_moves()):
                 return static_eval
             return mated_in(ply) if in_check else DRAW
+        if pv_node:
+            best_score = min(max(best_score, tb_floor), tb_cap)
 
         # Step 12. Remember the result.
         if best_score >= beta:
@@ -586,6 +658,26 @@ class Searcher:
                     or (tt_bound == UPPER and tt_score <= alpha)):
                 return tt_move, tt_score
         return tt_move, None
+
+    def _probe_tablebase(self, board: SearchBoard, depth: int, ply: int) -> Optional[tuple[int, int]]:
+        """Step 3b of _negamax: the WDL tables' score of the node and its bound (a win TB_WIN - ply,
+        a lower bound; a loss, an upper bound; a draw 0, exact, or +-2 for a win or loss the
+        fifty-move rule turns into a draw); None when the node is not probed (castling rights;
+        at the probe limit, below SyzygyProbeDepth) or not in the tables."""
+        tablebase = self.tablebase
+        assert tablebase is not None  # _tb_pieces is 0 without tables
+        if board.castling_rights or (board.occupied.bit_count() == self._tb_pieces and depth < self._tb_depth):
+            return None
+        wdl = tablebase.probe_wdl(board)
+        if wdl is None:
+            return None
+        self.tbhits += 1
+        draw = 1 if tablebase.rule50 else 0  # with the rule, 1 and -1 are draws
+        if wdl > draw:
+            return TB_WIN - ply, LOWER
+        if wdl < -draw:
+            return ply - TB_WIN, UPPER
+        return DRAW + 2 * wdl * draw, EXACT
 
     @staticmethod
     def _value_at_risk(board: chess.Board) -> int:

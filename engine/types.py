@@ -12,6 +12,8 @@ MAX_PLY = 128
 MATE = 32000
 INF = 32001
 MATE_BOUND = MATE - 2 * MAX_PLY  # scores beyond this are mates
+TB_WIN = MATE_BOUND - 1  # a tablebase win at the root; TB_WIN - ply one found ply plies from it
+TB_WIN_BOUND = TB_WIN - MAX_PLY  # scores from here to TB_WIN are tablebase wins (Stockfish's VALUE_TB range)
 DRAW = 0
 
 # Piece values in centipawns by python-chess piece type (0: no piece), for move ordering
@@ -41,19 +43,19 @@ def mated_in(ply: int) -> int:
 
 
 def value_to_tt(score: int, ply: int) -> int:
-    """Make a mate score relative to the node (not the root) before storing it."""
-    if score >= MATE_BOUND:
+    """Make a mate or tablebase score relative to the node (not the root) before storing it."""
+    if score >= TB_WIN_BOUND:
         return score + ply
-    if score <= -MATE_BOUND:
+    if score <= -TB_WIN_BOUND:
         return score - ply
     return score
 
 
 def value_from_tt(score: int, ply: int) -> int:
-    """Turn a node-relative mate score from the table back into a root-relative one."""
-    if score >= MATE_BOUND:
+    """Turn a node-relative mate or tablebase score from the table back into a root-relative one."""
+    if score >= TB_WIN_BOUND:
         return score - ply
-    if score <= -MATE_BOUND:
+    if score <= -TB_WIN_BOUND:
         return score + ply
     return score
 

@@ -91,6 +91,10 @@ def test_handshake_identifies_garfish(engine: chess.engine.SimpleEngine) -> None
         ("MultiPV", "spin", 1, 1, 256),
         ("UCI_LimitStrength", "check", False, None, None),
         ("UCI_Elo", "spin", 2400, 1000, 2400),
+        ("SyzygyPath", "string", "<empty>", None, None),
+        ("SyzygyProbeDepth", "spin", 1, 1, 100),
+        ("Syzygy50MoveRule", "check", True, None, None),
+        ("SyzygyProbeLimit", "spin", 7, 0, 7),
     ],
 )
 def test_options_are_declared(engine: chess.engine.SimpleEngine, name: str, type_: str,

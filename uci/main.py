@@ -9,8 +9,9 @@ import sys
 from typing import Callable, Optional
 
 HELP_WORDS = ("-h", "--help", "help")
-BENCH_USAGE = ("usage: garfish bench [--multipv N] [DEPTH]\n\nSearch the bench positions to DEPTH (default: the bench "
-               "depth),\nwith N best lines (MultiPV, default 1).")
+BENCH_USAGE = ("usage: garfish bench [DEPTH] [--multipv N] [--syzygy PATH]\n\nSearch the bench positions to DEPTH "
+               "(default: the bench depth),\nwith N best lines (MultiPV, default 1), probing the Syzygy tables in "
+               "PATH (folders separated as in SyzygyPath) if given.")
 
 
 def _print(line: str) -> None:
@@ -20,25 +21,40 @@ def _print(line: str) -> None:
 
 # Each sub-command imports its module when it runs, so that the UCI engine starts fast.
 def bench_command(args: list[str]) -> int:
-    """`garfish bench [--multipv N] [DEPTH]`: the bench, ending in the Nodes searched signature."""
+    """`garfish bench [DEPTH] [--multipv N] [--syzygy PATH]`: the bench, ending in the Nodes searched signature."""
+    from garfish.engine.syzygy import TablebaseError
     from garfish.uci.tools import print_bench
 
     if args and args[0] in HELP_WORDS:
         print(BENCH_USAGE)
         return 0
     multipv = 1
-    if args and args[0] == "--multipv":
-        if len(args) < 2 or not args[1].isdigit() or int(args[1]) < 1:
+    if "--multipv" in args:
+        at = args.index("--multipv")
+        if at + 1 >= len(args) or not args[at + 1].isdigit() or int(args[at + 1]) < 1:
             print("garfish bench: --multipv needs a positive integer", file=sys.stderr)
             return 2
-        multipv, args = int(args[1]), args[2:]
+        multipv = int(args[at + 1])
+        args = args[:at] + args[at + 2:]
+    syzygy = ""
+    if "--syzygy" in args:
+        at = args.index("--syzygy")
+        if at + 1 >= len(args):
+            print("garfish bench: --syzygy needs a path", file=sys.stderr)
+            return 2
+        syzygy = args[at + 1]
+        args = args[:at] + args[at + 2:]
     depth = None
     if args:
         if len(args) > 1 or not args[0].isdigit() or int(args[0]) < 1:
             print(f"garfish bench: depth must be a positive integer, not '{' '.join(args)}'", file=sys.stderr)
             return 2
         depth = int(args[0])
-    print_bench(depth, _print, multipv)
+    try:
+        print_bench(depth, _print, multipv, syzygy)
+    except TablebaseError as exc:
+        print(f"garfish bench: cannot use the Syzygy tables: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -8,6 +8,7 @@ Every reply goes through send(), which flushes, from either thread.
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import traceback
@@ -235,6 +236,15 @@ class UciEngine:
         self.limit_strength = Check("UCI_LimitStrength", False, "play at about the strength UCI_Elo")
         self.uci_elo = Spin("UCI_Elo", ELO_MAX, "the strength played at with UCI_LimitStrength",
                             min=ELO_MIN, max=ELO_MAX)
+        self.syzygy_path = String("SyzygyPath", help=f"Syzygy tablebase folders, separated by '{os.pathsep}'",
+                                  on_change=self.set_syzygy_path)
+        self.syzygy_probe_depth = Spin("SyzygyProbeDepth", 1, "least depth to probe positions at the probe limit",
+                                       lambda depth: self.set_tablebase_setting("probe_depth", depth), min=1, max=100)
+        self.syzygy_50_move_rule = Check("Syzygy50MoveRule", True,
+                                         "a tablebase win the fifty-move rule turns into a draw is a draw",
+                                         lambda on: self.set_tablebase_setting("rule50", on))
+        self.syzygy_probe_limit = Spin("SyzygyProbeLimit", 7, "most pieces of a position probed in the tablebases",
+                                       lambda limit: self.set_tablebase_setting("probe_limit", limit), min=0, max=7)
         self.options: list[Option[Any]] = [
             self.hash,
             Button("Clear Hash", help="empty the transposition table", on_change=self.clear_hash),
@@ -249,6 +259,10 @@ class UciEngine:
             self.multipv,
             self.limit_strength,
             self.uci_elo,
+            self.syzygy_path,
+            self.syzygy_probe_depth,
+            self.syzygy_50_move_rule,
+            self.syzygy_probe_limit,
         ]
         self.book: Optional[Book] = None  # the BookFile's book, opened when the option is set
         self.searcher: Optional[Searcher] = None
@@ -455,6 +469,35 @@ class UciEngine:
         self.book = book
         self.info(f"book '{path}': {book.size} entries")
 
+    def set_syzygy_path(self, path: str) -> None:
+        """SyzygyPath: open the tables of the folders; folders that cannot serve keep the previous tables."""
+        searcher = self.wait_loaded()
+        if searcher is None:
+            return
+        old = searcher.tablebase
+        if not path:
+            searcher.tablebase = None
+        else:
+            from garfish.engine.syzygy import TablebaseError, Tablebases
+
+            try:
+                tablebase = Tablebases(path, self.syzygy_probe_limit.value, self.syzygy_probe_depth.value,
+                                       self.syzygy_50_move_rule.value, lambda text: self.info("error: " + text))
+            except TablebaseError as exc:
+                keeping = f"keeping the tablebases of '{old.path}'" if old is not None else "no tablebases are used"
+                raise OptionError(f"could not use SyzygyPath '{path}': {exc}; {keeping}") from None
+            searcher.tablebase = tablebase
+            self.info(f"Found {tablebase.wdl_count} WDL and {tablebase.dtz_count} DTZ tablebase files "
+                      f"(up to {tablebase.max_pieces}-man)")
+        if old is not None:
+            old.close()
+
+    def set_tablebase_setting(self, name: str, value: Union[int, bool]) -> None:
+        """SyzygyProbeDepth, Syzygy50MoveRule, SyzygyProbeLimit: the open tables' setting of that name
+        (tables opened later take the option's value)."""
+        if self.searcher is not None and self.searcher.tablebase is not None:
+            setattr(self.searcher.tablebase, name, value)
+
     def cmd_ucinewgame(self, args: list[str]) -> None:
         """A new game: clear the TT and histories."""
         self.finish_search()
@@ -549,7 +592,7 @@ class UciEngine:
     def info_line(self, board: chess.Board, info: SearchInfo) -> str:
         """Format a search report as an `info` line (PV moves checked for legality)."""
         mate = info.mate
-        score = f"mate {mate}" if mate is not None else f"cp {info.score}"
+        score = f"mate {mate}" if mate is not None else f"cp {info.cp}"
         if self.show_wdl.value:
             from garfish.engine.wdl import material, wdl  # loaded with the engine, before any search
 
@@ -565,8 +608,9 @@ class UciEngine:
                 break
             pv.append(walk.uci(move, chess960=self.chess960))
             walk.push(move)
-        line = (f"info depth {info.depth} seldepth {max(info.seldepth, info.depth)} multipv {info.multipv} score {score} "
-                f"nodes {info.nodes} nps {info.nps} hashfull {info.hashfull} time {int(info.time * 1000)}")
+        line = (f"info depth {info.depth} seldepth {max(info.seldepth, info.depth)} multipv {info.multipv} "
+                f"score {score} nodes {info.nodes} nps {info.nps} hashfull {info.hashfull} tbhits {info.tbhits} "
+                f"time {int(info.time * 1000)}")
         return line + (" pv " + " ".join(pv) if pv else "")
 
     def cmd_stop(self, args: list[str]) -> None:

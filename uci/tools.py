@@ -5,20 +5,30 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 
-def print_bench(depth: Optional[int], send: Callable[[str], None], multipv: int = 1) -> int:
-    """Run the bench (with `multipv` lines), print per-position lines and the Stockfish-style totals;
-    return the node count."""
+def print_bench(depth: Optional[int], send: Callable[[str], None], multipv: int = 1, syzygy_path: str = "") -> int:
+    """Run the bench (with `multipv` lines; probing the Syzygy tables of syzygy_path, if given:
+    engine.syzygy.TablebaseError when they cannot serve), print per-position lines and the
+    Stockfish-style totals; return the node count."""
     from garfish.engine.bench import BENCH_DEPTH, BENCH_FENS, run_bench
+    from garfish.engine.syzygy import Tablebases
 
     depth = depth or BENCH_DEPTH
+    tablebase = Tablebases(syzygy_path) if syzygy_path else None
 
     def report(index: int, fen: str, nodes: int, seconds: float) -> None:
         send(f"Position {index:2d}/{len(BENCH_FENS)}: {nodes:8d} nodes {seconds:6.2f} s  {fen}")
 
-    result = run_bench(depth, report, multipv)
+    try:
+        result = run_bench(depth, report, multipv, tablebase)
+    finally:
+        if tablebase is not None:
+            tablebase.close()
     send("")
     send("===========================")
     send(f"Total time (ms) : {int(result.seconds * 1000)}")
     send(f"Nodes searched  : {result.nodes}")
     send(f"Nodes/second    : {result.nps}")
+    if tablebase is not None:
+        send(f"Tablebase hits  : {result.tbhits} ({tablebase.wdl_count} WDL and {tablebase.dtz_count} DTZ tables, "
+             f"up to {tablebase.max_pieces}-man)")
     return result.nodes

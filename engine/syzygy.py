@@ -1,0 +1,260 @@
+"""Syzygy endgame tablebases for the search, through python-chess's chess.syzygy.
+
+Tablebases opens the tables of one or more folders and answers the search's two questions,
+as Stockfish asks them (src/syzygy/tbprobe.cpp):
+
+- rank_root_moves: at the root, which moves keep the tables' result best: ranked by DTZ
+  (else by WDL when a DTZ table is missing), so that a won ending is converted within the
+  fifty-move rule and a drawn one held;
+- probe_wdl: inside the tree, right after a capture or pawn move, win, draw or loss.
+
+A position the tables do not hold (a missing table, castling rights) gets no answer (None).
+Opening checks each file's size and magic header. python-chess calls probing a corrupt file
+undefined behaviour: a probe that raises (IndexError, RecursionError, ...) is reported once
+through on_failure and switches all probing off until the tables are opened again.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+import chess
+import chess.syzygy
+
+from garfish.engine.types import DRAW, TB_WIN
+
+MAGIC = {".rtbw": chess.Board.tbw_magic, ".rtbz": chess.Board.tbz_magic}  # by file suffix: WDL, DTZ
+MAX_DTZ = 1 << 18  # Stockfish's rank scale: beyond any DTZ, so that the rank classes below never overlap
+# A root move's rank and score by its WDL (+2) when only WDL tables can rank (Stockfish's root_probe_wdl).
+WDL_RANK = (-MAX_DTZ, -MAX_DTZ + 101, 0, MAX_DTZ - 101, MAX_DTZ)
+WDL_SCORE = (-TB_WIN, DRAW - 2, DRAW, DRAW + 2, TB_WIN)
+CURSED_MIN_CP = 3  # a win (loss) the fifty-move rule may turn into a draw shows as 3-99 cp (Stockfish's 1-49 cp)
+PROBLEMS_SHOWN = 3  # files named in an error about unusable files
+
+
+class TablebaseError(Exception):
+    """The folders cannot serve as tablebases: missing, no tables, or an unusable file."""
+
+
+@dataclass
+class RootRanking:
+    """The root moves the tables keep, and what they say of them."""
+
+    moves: list[chess.Move]
+    """The best-ranked moves (in the order given): for a win, those that reach a capture or pawn
+    move soonest while keeping the win within the fifty-move rule; for a draw, every drawing move."""
+    score: int
+    """Their score: ±TB_WIN, DRAW, or a few centipawns for a result the fifty-move rule may change."""
+    by_dtz: bool
+    """Ranked by DTZ; False: by WDL, a DTZ table being missing."""
+    probes: int
+    """Root moves probed."""
+
+
+def check_table_file(path: str) -> Optional[str]:
+    """Why the file cannot be a Syzygy table (unreadable, wrong size or magic header), or None."""
+    try:
+        size = os.path.getsize(path)
+        with open(path, "rb") as file:
+            head = file.read(4)
+    except OSError as exc:
+        return f"cannot read '{path}' ({exc.strerror or exc})"
+    if size % 64 != 16 or head != MAGIC[os.path.splitext(path)[1]]:
+        return f"'{path}' is not a Syzygy table (bad size or header)"
+    return None
+
+
+def table_files(folders: list[str]) -> list[str]:
+    """The Syzygy table files (KRvK.rtbw, KQvKR.rtbz, ...) in the folders, each checked by
+    check_table_file; TablebaseError names a missing folder or the files that cannot serve."""
+    found: list[str] = []
+    problems: list[str] = []
+    for folder in folders:
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError as exc:
+            problems.append(f"cannot read the folder '{folder}' ({exc.strerror or exc})")
+            continue
+        for name in names:
+            stem, suffix = os.path.splitext(name)
+            path = os.path.join(folder, name)
+            if suffix in MAGIC and chess.syzygy.is_tablename(stem) and os.path.isfile(path):
+                problem = check_table_file(path)
+                if problem is None:
+                    found.append(path)
+                else:
+                    problems.append(problem)
+    if problems:
+        more = len(problems) - PROBLEMS_SHOWN
+        raise TablebaseError("; ".join(problems[:PROBLEMS_SHOWN]) + (f"; and {more} more" if more > 0 else ""))
+    return found
+
+
+class Tablebases:
+    """Syzygy tables opened from folders, and the search's settings for probing them.
+
+    path: folders separated by os.pathsep (':' on Unix, ';' on Windows). Raises TablebaseError
+    when a folder is missing or unreadable, a table file is unusable, or no WDL table is found.
+    """
+
+    def __init__(self, path: str, probe_limit: int = 7, probe_depth: int = 1, rule50: bool = True,
+                 on_failure: Optional[Callable[[str], None]] = None) -> None:
+        folders = [folder for folder in path.split(os.pathsep) if folder]
+        if not folders:
+            raise TablebaseError("no folder given")
+        files = table_files(folders)
+        wdl = {os.path.basename(file)[:-5] for file in files if file.endswith(".rtbw")}
+        if not wdl:
+            raise TablebaseError(f"no Syzygy WDL tables (.rtbw) in {', '.join(repr(f) for f in folders)}")
+        self.tables = chess.syzygy.Tablebase()
+        for file in files:
+            self.tables.add_file(file)
+        self.path = path
+        self.wdl_count = len(wdl)
+        self.dtz_count = len({os.path.basename(file)[:-5] for file in files if file.endswith(".rtbz")})
+        self.max_pieces = max(len(name) - 1 for name in wdl)  # "KQvKR": 4 pieces
+        self.probe_limit = probe_limit  # SyzygyProbeLimit: most pieces of a position probed in the search
+        self.probe_depth = probe_depth  # SyzygyProbeDepth: least depth to probe at the limit
+        self.rule50 = rule50  # Syzygy50MoveRule: a win the fifty-move rule turns into a draw is a draw
+        self.on_failure = on_failure
+        self.failure: Optional[str] = None  # why probing stopped (a table failed), or None
+
+    @property
+    def cardinality(self) -> int:
+        """Most pieces of a position the search probes: SyzygyProbeLimit, at most the largest
+        tables' count; 0 once a table has failed."""
+        return 0 if self.failure is not None else min(self.probe_limit, self.max_pieces)
+
+    @property
+    def depth(self) -> int:
+        """Least remaining depth at which the search probes a position of `cardinality` pieces
+        (fewer pieces: at any depth); 0 when the probe limit exceeds the largest tables, whose
+        every position then has fewer pieces than the limit (as Stockfish sets it)."""
+        return self.probe_depth if self.probe_limit <= self.max_pieces else 0
+
+    def close(self) -> None:
+        """Close the table files."""
+        self.tables.close()
+
+    # ----------------------------------------------------------------- probes
+    def probe_wdl(self, board: chess.Board) -> Optional[int]:
+        """The WDL of the side to move (2 win, 1 win the fifty-move rule turns into a draw, 0 draw,
+        -1, -2), as if a capture or pawn move had just been made; None when no table holds it."""
+        return self._probe(self.tables.probe_wdl, board)
+
+    def probe_dtz(self, board: chess.Board) -> Optional[int]:
+        """The DTZ of the side to move (plies to a capture or pawn move that keeps the result,
+        positive when winning, over 100 when the fifty-move rule intervenes); None when unknown."""
+        return self._probe(self.tables.probe_dtz, board)
+
+    def _probe(self, probe: Callable[[chess.Board], int], board: chess.Board) -> Optional[int]:
+        """probe(board), None for a position no table holds; a table that fails is reported
+        once and switches probing off (all later probes answer None)."""
+        if self.failure is not None:
+            return None
+        try:
+            return probe(board)
+        except KeyError:  # chess.syzygy.MissingTableError, castling rights, too many pieces
+            return None
+        except Exception as exc:  # a corrupt table: python-chess raises whatever its decoding met
+            self.failure = (f"Syzygy probe failed in {board.fen()} ({type(exc).__name__}: {exc}); "
+                            f"tablebases switched off until SyzygyPath is set again")
+            if self.on_failure is not None:
+                self.on_failure(self.failure)
+            return None
+
+    # ------------------------------------------------------------- root moves
+    def rank_root_moves(self, board: chess.Board, moves: list[chess.Move],
+                        deadline: Optional[float] = None) -> Optional[RootRanking]:
+        """Rank the root moves by DTZ, else by WDL, and keep the best-ranked ones (Stockfish's
+        root_probe and root_probe_wdl); None when the tables cannot rank them all.
+
+        board: the root, with its game's move stack (a move that repeats a position a third
+        time is a draw); the caller checks that it has few enough pieces and no castling rights.
+        deadline: a time.perf_counter() time past which DTZ probes (some take milliseconds
+        each) give way to the faster WDL ranking.
+        """
+        if not moves:
+            return None
+        board = board.copy()
+        ranked = self._dtz_ranks(board, moves, deadline)
+        by_dtz = ranked is not None
+        if ranked is None:
+            ranked = self._wdl_ranks(board, moves)
+            if ranked is None:
+                return None
+        best = max(rank for rank, _ in ranked)
+        kept = [move for move, (rank, _) in zip(moves, ranked) if rank == best]
+        score = next(score for rank, score in ranked if rank == best)
+        return RootRanking(kept, score, by_dtz, len(moves))
+
+    def _dtz_ranks(self, board: chess.Board, moves: list[chess.Move],
+                   deadline: Optional[float]) -> Optional[list[tuple[int, int]]]:
+        """Each move's (rank, score) from its DTZ counted from the root, or None when a probe fails
+        or the deadline has passed."""
+        ranked = []
+        for move in moves:
+            if deadline is not None and time.perf_counter() > deadline:
+                return None
+            board.push(move)
+            try:
+                if board.halfmove_clock == 0:  # a capture or pawn move: its WDL says all
+                    wdl = self.probe_wdl(board)
+                    dtz = None if wdl is None else chess.syzygy.dtz_before_zeroing(-wdl)
+                elif board.is_repetition(3) or board.is_fifty_moves():
+                    dtz = 0
+                else:
+                    child = self.probe_dtz(board)
+                    dtz = None if child is None else -child + (1 if child < 0 else -1 if child > 0 else 0)
+                if dtz == 2 and board.is_checkmate():
+                    dtz = 1  # mate ranks with the fastest wins
+            finally:
+                board.pop()
+            if dtz is None:
+                return None
+            ranked.append(self._dtz_rank(dtz, board.halfmove_clock))
+        return ranked
+
+    def _dtz_rank(self, dtz: int, cnt50: int) -> tuple[int, int]:
+        """Stockfish's rank and score of a root move of DTZ dtz (from the root; negative when it
+        loses) with the fifty-move counter at cnt50: wins the counter cannot spoil rank first,
+        then the others, then draws, then losses. Stockfish ranks every sure win alike and leaves
+        the choice to its search (ranking by DTZ only once a position repeats); here each ply of
+        DTZ counts (its rankDTZ ranking), so that the search, shallow in Python, makes progress
+        at every move: the fastest route to the next capture, pawn move or mate."""
+        if dtz > 0:
+            rank = MAX_DTZ - dtz if dtz + cnt50 <= 99 else MAX_DTZ // 2 - (dtz + cnt50)
+        elif dtz < 0:
+            rank = -MAX_DTZ - dtz if -dtz * 2 + cnt50 < 100 else -MAX_DTZ // 2 + (-dtz + cnt50)
+        else:
+            rank = 0
+        bound = MAX_DTZ // 2 - 100 if self.rule50 else 1
+        if rank >= bound:
+            return rank, TB_WIN
+        if rank > 0:
+            return rank, max(CURSED_MIN_CP, rank - (MAX_DTZ // 2 - 200)) // 2
+        if rank == 0:
+            return rank, DRAW
+        if rank > -bound:
+            return rank, -(max(CURSED_MIN_CP, -rank - (MAX_DTZ // 2 - 200)) // 2)
+        return rank, -TB_WIN
+
+    def _wdl_ranks(self, board: chess.Board, moves: list[chess.Move]) -> Optional[list[tuple[int, int]]]:
+        """Each move's (rank, score) from its WDL alone, or None when a probe fails."""
+        ranked = []
+        for move in moves:
+            board.push(move)
+            try:
+                child = 0 if board.is_repetition(3) or board.is_fifty_moves() else self.probe_wdl(board)
+            finally:
+                board.pop()
+            if child is None:
+                return None
+            wdl = -child
+            if not self.rule50 and wdl:
+                wdl = 2 if wdl > 0 else -2  # without the fifty-move rule a cursed win is a win
+            ranked.append((WDL_RANK[-child + 2], WDL_SCORE[wdl + 2]))
+        return ranked

@@ -1,0 +1,298 @@
+"""Syzygy tablebases: opening the tables (SyzygyPath and the other options), root move ranking,
+probes in the tree (tbhits), a table that fails mid-search, and self-play through the UCI loop
+from won and drawn endings to their end, checked against the tables themselves."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Callable, Iterator
+
+import chess
+import chess.engine
+import chess.syzygy
+import pytest
+
+from conftest import ROOT, data_missing
+from garfish.engine.search import Searcher
+from garfish.engine.syzygy import Tablebases, TablebaseError
+from garfish.engine.types import MATE_BOUND, TB_WIN, TB_WIN_BOUND, Limits
+from garfish.uci.main import main
+from test_uci_engine import Session, bestmoves, errors
+
+KRVK = "7K/3R4/4k3/8/8/8/8/8 w - - 0 1"  # white mates in 16 (DTZ 31)
+KQVKR = "8/7k/8/4K3/2Q5/8/1r6/8 w - - 0 1"  # DTZ 17: the rook falls, then mate
+KPVK_WIN = "8/8/8/1k6/5P2/8/8/3K4 w - - 0 1"  # DTZ 13
+# Black to move holds the draw only by taking the opposition, 1...Kf6; without the tables Garfish
+# plays 1...Ke6 here (at go nodes 1000 and 2000), which loses.
+KPVK_DRAW = "8/5k2/8/8/5K2/4P3/8/8 b - - 0 1"
+FIVE_MEN = "4k3/8/8/3n4/8/4N3/8/R3K3 w - - 0 1"  # 5 pieces: Nxd5 leads into the KRNvK table
+GO = "go nodes 1000"  # per move in self-play: deterministic, ~0.1 s of search
+MAX_PLIES = 200  # a won ending must be mated within 100 moves
+
+
+@pytest.fixture(scope="module")
+def syzygy(data: Path) -> Path:
+    """The shared folder of all 3- and 4-man Syzygy tables."""
+    folder = data / "syzygy"
+    if not (folder / "KQvKR.rtbz").is_file():
+        data_missing(f"{folder} has no Syzygy tables")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def tables(syzygy: Path) -> Iterator[chess.syzygy.Tablebase]:
+    """python-chess's own view of the tables: the referee of the games below."""
+    with chess.syzygy.open_tablebase(str(syzygy)) as opened:
+        yield opened
+
+
+@pytest.fixture
+def uci(syzygy: Path) -> Iterator[Session]:
+    """An in-process engine with the shared tables as its SyzygyPath."""
+    session = Session()
+    lines = session.send("isready", f"setoption name SyzygyPath value {syzygy}")
+    assert lines == ["readyok", "info string Found 35 WDL and 35 DTZ tablebase files (up to 4-man)"], lines
+    try:
+        yield session
+    finally:
+        session.engine.handle("quit")
+
+
+def think(session: Session, fen: str, moves: list[str], command: str = GO) -> list[str]:
+    """Set the position, run `go` to its own end (no stop), and return what the engine printed."""
+    session.engine.handle(f"position fen {fen}" + (f" moves {' '.join(moves)}" if moves else ""))
+    session.output()
+    session.engine.handle(command)
+    thread = session.engine.search_thread
+    assert thread is not None
+    thread.join(60)
+    assert not thread.is_alive(), "no bestmove within a minute"
+    return session.output()
+
+
+def play_out(session: Session, fen: str, max_plies: int,
+             check: Callable[[chess.Board, chess.Move], None]) -> chess.Board:
+    """Garfish plays both sides from fen until the game ends (claimed draws included) or
+    max_plies; check(board, move) sees each move before it is made."""
+    board = chess.Board(fen)
+    session.send("ucinewgame")
+    moves: list[str] = []
+    while not board.is_game_over(claim_draw=True) and len(moves) < max_plies:
+        lines = think(session, fen, moves)
+        assert not errors(lines), lines
+        move = chess.Move.from_uci(bestmoves(lines)[0])
+        assert move in board.legal_moves, (board.fen(), move)
+        check(board, move)
+        board.push(move)
+        moves.append(move.uci())
+    return board
+
+
+def fastest_wins(tables: chess.syzygy.Tablebase, board: chess.Board) -> dict[chess.Move, int]:
+    """The side to move's winning moves that reach mate, a capture or a pawn move soonest by
+    the tables' DTZ, with the plies they take (empty when there is no win)."""
+    plies = {}
+    for move in board.legal_moves:
+        zeroing = board.is_zeroing(move)
+        board.push(move)
+        if board.is_checkmate() or (zeroing and tables.probe_wdl(board) == -2):
+            plies[move] = 1
+        elif not zeroing and tables.probe_dtz(board) < 0:
+            plies[move] = 1 - tables.probe_dtz(board)
+        board.pop()
+    return {move: n for move, n in plies.items() if n == min(plies.values())}
+
+
+# --------------------------------------------------------------------------- self-play to the end
+@pytest.mark.parametrize("fen", [KRVK, KQVKR, KPVK_WIN], ids=["KRvK", "KQvKR", "KPvK"])
+def test_a_won_ending_is_converted_to_mate(uci: Session, tables: chess.syzygy.Tablebase, fen: str) -> None:
+    winner = chess.Board(fen).turn
+    assert tables.probe_wdl(chess.Board(fen)) == 2
+
+    def fastest(board: chess.Board, move: chess.Move) -> None:
+        if board.turn == winner:  # the winner never lets the win slip, nor dawdles
+            assert move in fastest_wins(tables, board), f"{move} is not among the fastest wins in {board.fen()}"
+
+    board = play_out(uci, fen, MAX_PLIES, fastest)
+    assert board.is_checkmate() and board.turn != winner, (board.fen(), board.outcome(claim_draw=True))
+    assert len(board.move_stack) <= MAX_PLIES and board.halfmove_clock < 100
+
+
+def test_a_drawn_ending_is_held_by_the_defender(uci: Session, tables: chess.syzygy.Tablebase) -> None:
+    defender = chess.Board(KPVK_DRAW).turn
+    assert tables.probe_wdl(chess.Board(KPVK_DRAW)) == 0
+
+    def still_drawn(board: chess.Board, move: chess.Move) -> None:
+        if board.turn == defender:
+            after = board.copy()
+            after.push(move)
+            assert after.is_insufficient_material() or tables.probe_wdl(after) == 0, f"{move} loses in {board.fen()}"
+
+    board = play_out(uci, KPVK_DRAW, 60, still_drawn)
+    assert board.move_stack[0] == chess.Move.from_uci("f7f6")  # the one drawing move
+    assert not board.is_checkmate()
+
+
+# --------------------------------------------------------------------------- root moves and tbhits
+def test_the_root_keeps_only_the_fastest_winning_moves(syzygy: Path, tables: chess.syzygy.Tablebase) -> None:
+    board = chess.Board(KRVK)
+    fastest = set(fastest_wins(tables, board))
+    legal = board.legal_moves.count()
+    assert len(fastest) == 6 and legal == 17  # slower wins (Rc7, Rg7: 33 plies) and draws (Rd6+?? Kxd6)
+    tablebase = Tablebases(str(syzygy))
+    ranking = tablebase.rank_root_moves(board, list(board.legal_moves))
+    assert ranking is not None and ranking.by_dtz and set(ranking.moves) == fastest
+    assert ranking.score == TB_WIN and ranking.probes == legal
+    searcher = Searcher(1)
+    searcher.tablebase = tablebase
+    infos = []
+    result = searcher.search(board, Limits(depth=3), on_info=infos.append)
+    assert result.move in fastest and infos[-1].tbhits == legal
+    assert infos[-1].score == TB_WIN and infos[-1].cp == 20000  # shown as Stockfish shows a TB win
+
+
+def test_tbhits_and_tablebase_scores_appear_in_the_info_lines(uci: Session) -> None:
+    board = chess.Board(KQVKR)
+    lines = think(uci, KQVKR, [], "go depth 3")
+    info = [line for line in lines if line.startswith("info depth")]
+    assert info and all(f" tbhits {board.legal_moves.count()} " in line for line in info), lines
+    assert all(" score cp 20000 " in line for line in info), lines
+    # Five pieces: no table at the root; the tree probes the positions after a capture.
+    lines = think(uci, FIVE_MEN, [], "go depth 4")
+    last = [line for line in lines if line.startswith("info depth")][-1].split()
+    assert int(last[last.index("tbhits") + 1]) > 0, lines
+    assert int(last[last.index("cp") + 1]) > 19000 and bestmoves(lines) == ["e3d5"], lines  # the knight trade wins
+
+
+def test_the_probe_limit_and_path_switch_probing_off(uci: Session) -> None:
+    uci.send("setoption name SyzygyProbeLimit value 0")
+    lines = think(uci, KQVKR, [], "go depth 2")
+    assert " tbhits 0 " in lines[-2] and " score cp 20000 " not in lines[-2], lines
+    uci.send("setoption name SyzygyProbeLimit value 7")
+    assert " tbhits 0 " not in think(uci, KQVKR, [], "go depth 2")[-2]
+    assert uci.send("setoption name SyzygyPath value <empty>") == []
+    assert uci.engine.searcher is not None and uci.engine.searcher.tablebase is None
+    assert " tbhits 0 " in think(uci, KQVKR, [], "go depth 2")[-2]
+
+
+def test_the_other_options_reach_the_tables(uci: Session, syzygy: Path) -> None:
+    searcher = uci.engine.searcher
+    assert searcher is not None and searcher.tablebase is not None
+    uci.send("setoption name SyzygyProbeDepth value 5", "setoption name Syzygy50MoveRule value false",
+             "setoption name SyzygyProbeLimit value 3")
+    tablebase = searcher.tablebase
+    assert (tablebase.probe_depth, tablebase.rule50, tablebase.probe_limit) == (5, False, 3)
+    assert (tablebase.cardinality, tablebase.depth) == (3, 5)
+    uci.send(f"setoption name SyzygyPath value {syzygy}")  # new tables take the options' values
+    assert searcher.tablebase is not tablebase and not searcher.tablebase.rule50
+    assert (searcher.tablebase.cardinality, searcher.tablebase.depth) == (3, 5)
+    uci.send("setoption name SyzygyProbeLimit value 7")  # above the largest tables: probe at any depth
+    assert (searcher.tablebase.cardinality, searcher.tablebase.depth) == (4, 0)
+
+
+# --------------------------------------------------------------------------- tables that cannot serve
+def some_tables(folder: Path, syzygy: Path, names: tuple[str, ...] = ("KRvK", "KPvK")) -> Path:
+    """A folder holding copies of a few tables (WDL and DTZ)."""
+    folder.mkdir()
+    for name in names:
+        for suffix in (".rtbw", ".rtbz"):
+            shutil.copyfile(syzygy / (name + suffix), folder / (name + suffix))
+    return folder
+
+
+def test_several_folders_are_separated_as_paths_are(syzygy: Path, tmp_path: Path) -> None:
+    first = some_tables(tmp_path / "a", syzygy, ("KRvK",))
+    second = some_tables(tmp_path / "b", syzygy, ("KPvK", "KQvK", "KQvKR"))  # KQvKR's captures lead to KQvK, KRvK
+    tablebase = Tablebases(f"{first}{os.pathsep}{second}")
+    assert (tablebase.wdl_count, tablebase.dtz_count, tablebase.max_pieces) == (4, 4, 4)
+    assert tablebase.probe_wdl(chess.Board(KRVK)) == 2 and tablebase.probe_wdl(chess.Board(KQVKR)) == 2
+    assert tablebase.probe_wdl(chess.Board("8/8/4k3/8/8/8/4B3/4K3 w - - 0 1")) is None  # no KBvK here
+
+
+def test_a_bad_path_is_refused_and_the_previous_tables_kept(uci: Session, syzygy: Path, tmp_path: Path) -> None:
+    searcher = uci.engine.searcher
+    assert searcher is not None
+    kept = searcher.tablebase
+    bad_magic = some_tables(tmp_path / "bad", syzygy)
+    (bad_magic / "KPvK.rtbz").write_bytes(b"\0" * 80)  # the right size, not a table
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for path, why in [(tmp_path / "missing", f"cannot read the folder '{tmp_path / 'missing'}'"),
+                      (bad_magic, f"'{bad_magic / 'KPvK.rtbz'}' is not a Syzygy table"),
+                      (empty, "no Syzygy WDL tables")]:
+        lines = uci.send(f"setoption name SyzygyPath value {path}")
+        assert len(lines) == 1 and lines[0].startswith(f"info string error: could not use SyzygyPath '{path}': ")
+        assert why in lines[0] and lines[0].endswith(f"; keeping the tablebases of '{syzygy}'"), lines
+        assert searcher.tablebase is kept and uci.engine.syzygy_path.value == str(syzygy)
+    lines = think(uci, KRVK, [], "go depth 2")
+    assert not errors(lines) and " tbhits 17 " in lines[-2]  # the kept tables still serve (17 root moves)
+    fresh = Session()
+    try:
+        lines = fresh.send("isready", f"setoption name SyzygyPath value {tmp_path / 'missing'}")
+        assert errors(lines)[0].endswith("; no tablebases are used")
+        assert bestmoves(think(fresh, KRVK, [], "go depth 2"))
+    finally:
+        fresh.engine.handle("quit")
+
+
+def corrupt_tables(folder: Path, syzygy: Path, name: str) -> Path:
+    """Every table, with the body of the WDL table `name` overwritten: its size and header pass
+    the checks at opening, and python-chess's probes of it raise IndexError."""
+    folder.mkdir()
+    for table in syzygy.glob("*.rtb?"):
+        shutil.copyfile(table, folder / table.name)
+    damaged = bytearray((folder / f"{name}.rtbw").read_bytes())
+    damaged[16:] = b"\xff" * (len(damaged) - 16)
+    (folder / f"{name}.rtbw").write_bytes(damaged)
+    return folder
+
+
+def test_a_table_that_fails_is_reported_once_and_the_search_goes_on(uci: Session, syzygy: Path,
+                                                                    tmp_path: Path) -> None:
+    folder = corrupt_tables(tmp_path / "corrupt", syzygy, "KRvK")
+    assert uci.send(f"setoption name SyzygyPath value {folder}")[0].startswith("info string Found 35 WDL")
+    lines = think(uci, KRVK, [], "go depth 3")
+    assert len(errors(lines)) == 1 and "Syzygy probe failed in " in errors(lines)[0], lines
+    assert "IndexError" in errors(lines)[0] and errors(lines)[0].endswith("until SyzygyPath is set again")
+    assert chess.Move.from_uci(bestmoves(lines)[0]) in chess.Board(KRVK).legal_moves
+    lines = think(uci, KQVKR, [], "go depth 3")  # probing is off: no more reports, nor tbhits
+    assert not errors(lines) and " tbhits 0 " in lines[-2] and bestmoves(lines), lines
+
+
+def test_a_table_that_fails_inside_the_tree_stops_the_probes(syzygy: Path, tmp_path: Path) -> None:
+    failures: list[str] = []
+    searcher = Searcher(1)
+    folder = corrupt_tables(tmp_path / "corrupt", syzygy, "KRNvK")
+    searcher.tablebase = Tablebases(str(folder), on_failure=failures.append)
+    result = searcher.search(chess.Board(FIVE_MEN), Limits(depth=4))
+    assert len(failures) == 1 and failures[0].startswith("Syzygy probe failed in ") and "IndexError" in failures[0]
+    assert result.move in chess.Board(FIVE_MEN).legal_moves and searcher.tablebase.cardinality == 0
+    assert abs(result.score) < TB_WIN_BOUND  # no tablebase score came out of the broken table
+
+
+def test_a_tablebase_error_is_an_exception_not_a_crash(tmp_path: Path) -> None:
+    with pytest.raises(TablebaseError, match="no folder given"):
+        Tablebases(os.pathsep)
+
+
+# --------------------------------------------------------------------------- bench and a real process
+def test_bench_refuses_a_missing_syzygy_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "1", "--syzygy", str(tmp_path / "missing")]) == 2
+    assert "cannot use the Syzygy tables: cannot read the folder" in capsys.readouterr().err
+
+
+def test_python_chess_reads_tbhits_and_a_tablebase_score(engine_cmd: list[str], syzygy: Path) -> None:
+    engine = chess.engine.SimpleEngine.popen_uci(engine_cmd, cwd=str(ROOT), timeout=30)
+    try:
+        engine.configure({"SyzygyPath": str(syzygy)})
+        start = time.perf_counter()
+        info = engine.analyse(chess.Board(KQVKR), chess.engine.Limit(depth=3))
+        assert time.perf_counter() - start < 10
+        assert info["tbhits"] == chess.Board(KQVKR).legal_moves.count()
+        score = info["score"].white()
+        assert not score.is_mate() and score.score() == 20000 and 20000 < MATE_BOUND
+    finally:
+        engine.quit()

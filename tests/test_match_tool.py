@@ -395,7 +395,7 @@ def test_garfish_plays_chess960_openings_and_castles_king_takes_rook(tmp_path: P
     openings.write_text(CASTLE_MATES_960 + "\n" + book.read_text().splitlines()[0] + "\n")
     pgn, report = tmp_path / "games.pgn", tmp_path / "report.json"
     proc = run_match("--engine", "name=A", "--engine", "name=B", "--nodes", "1000", "--games", "4",
-                     "--openings", str(openings), "--seed", "1", "--max-moves", "12", "--concurrency", "2",
+                     "--openings", str(openings), "--seed", "1", "--max-moves", "12",
                      "--pgnout", str(pgn), "--report", str(report))
     finished_without_forfeits(proc, report, 4)
     assert "castling rights valid only in Chess960" in proc.stderr

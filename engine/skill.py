@@ -1,16 +1,21 @@
 """Strength limiting (UCI_LimitStrength with UCI_Elo): a smaller search, and at times a near-best move.
 
 A weaker player sees less and, now and then, prefers a move a little worse than the best one;
-it does not drop its queen at random. So the skill at an Elo is three numbers, each a named
-function of the Elo below (clamped to ELO_MIN..ELO_MAX):
+it does not drop its queen at random. So the skill at an Elo (clamped to ELO_MIN..ELO_MAX) is
+three numbers, each a named function of it:
 
 - nodes: the node budget per move, NODES_AT_MIN at ELO_MIN, doubled every ELO_PER_DOUBLING
   (the search always completes depth 1, and the clock still binds: it never thinks longer);
 - margin: the most, in centipawns, that a chosen line may score below the best line, from
-  MARGIN_AT_MIN at ELO_MIN down to MARGIN_AT_MAX at ELO_MAX (linear);
+  MARGIN_AT_MIN at ELO_MIN down to 0 at BEST_LINE_ELO (linear);
 - miss chance: the chance of not playing the best line when another line lies within the
-  margin, from MISS_AT_MIN down to MISS_AT_MAX (linear); the other line is drawn with a
-  weight that falls linearly with its loss, to nothing at the margin.
+  margin, from MISS_AT_MIN at ELO_MIN down to 0 at BEST_LINE_ELO (linear); the other line is
+  drawn with a weight that falls linearly with its loss, to nothing at the margin.
+
+From BEST_LINE_ELO up only the node budget weakens, and only where the clock would allow more.
+The constants were fitted to matches against Stockfish 15.1 at the same UCI_Elo, 10+0.1 on a
+2-core machine (README, "Strength limit"); there the full engine rates about 1800-1900 on that
+scale, so the highest settings play at full strength and fall short of their number.
 
 The search runs with SKILL_MULTIPV lines (or more, with MultiPV), so each candidate has an
 exact score. A line that mates is never given up, and a line that is mated is never chosen
@@ -28,14 +33,13 @@ from dataclasses import dataclass
 from garfish.engine.types import MATE_BOUND
 
 ELO_MIN = 1000          # the UCI_Elo range
-ELO_MAX = 2400
+ELO_MAX = 2200
 SKILL_MULTIPV = 4       # root lines searched to choose among
-NODES_AT_MIN = 200      # node budget per move at ELO_MIN ...
+NODES_AT_MIN = 300      # node budget per move at ELO_MIN ...
 ELO_PER_DOUBLING = 150  # ... doubled for every this many Elo
-MARGIN_AT_MIN = 300     # centipawns a chosen line may lose against the best at ELO_MIN ...
-MARGIN_AT_MAX = 20      # ... down to this at ELO_MAX
-MISS_AT_MIN = 0.5       # chance of playing another line (within the margin) at ELO_MIN ...
-MISS_AT_MAX = 0.05      # ... down to this at ELO_MAX
+MARGIN_AT_MIN = 260     # centipawns a chosen line may lose against the best at ELO_MIN ...
+MISS_AT_MIN = 0.44      # ... and the chance of playing another line (within the margin), both
+BEST_LINE_ELO = 2050    # falling linearly to 0 here: from this Elo up, line 1 is always played
 
 
 @dataclass(frozen=True)
@@ -45,24 +49,29 @@ class Skill:
     elo: int
 
     @property
-    def strength(self) -> float:
-        """Where the Elo lies in the range: 0.0 at ELO_MIN (or below), 1.0 at ELO_MAX (or above)."""
-        return min(max((self.elo - ELO_MIN) / (ELO_MAX - ELO_MIN), 0.0), 1.0)
+    def clamped(self) -> int:
+        """The Elo within the range ELO_MIN..ELO_MAX."""
+        return min(max(self.elo, ELO_MIN), ELO_MAX)
+
+    @property
+    def weakness(self) -> float:
+        """How much of the choice's weakening applies: 1.0 at ELO_MIN, falling to 0.0 at BEST_LINE_ELO."""
+        return max(0.0, (BEST_LINE_ELO - self.clamped) / (BEST_LINE_ELO - ELO_MIN))
 
     @property
     def nodes(self) -> int:
         """The node budget per move."""
-        return int(NODES_AT_MIN * 2 ** (self.strength * (ELO_MAX - ELO_MIN) / ELO_PER_DOUBLING))
+        return int(NODES_AT_MIN * 2 ** ((self.clamped - ELO_MIN) / ELO_PER_DOUBLING))
 
     @property
     def margin(self) -> int:
         """The most a chosen line may score below the best one, in centipawns."""
-        return round(MARGIN_AT_MIN + (MARGIN_AT_MAX - MARGIN_AT_MIN) * self.strength)
+        return round(MARGIN_AT_MIN * self.weakness)
 
     @property
     def miss_chance(self) -> float:
         """The chance of playing another line than the best when one lies within the margin."""
-        return MISS_AT_MIN + (MISS_AT_MAX - MISS_AT_MIN) * self.strength
+        return MISS_AT_MIN * self.weakness
 
     def choose(self, scores: list[int], rng: random.Random) -> int:
         """The index of the line to play among lines scored best first (index 0: the best)."""

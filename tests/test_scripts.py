@@ -57,6 +57,20 @@ def test_ab_builds_the_working_tree_as_an_installed_package(tmp_path: Path, monk
     assert ab.NODES_RE.search(totals).group(1) == "30000" and ab.NPS_RE.search(totals).group(1) == "20000"
 
 
+def test_calibrate_plays_each_setting_once_and_tabulates_it(tmp_path: Path) -> None:
+    # Garfish itself stands in for Stockfish: it takes the same two options.
+    args = ("--elos", "1000", "--games", "2", "--tc", "2+0.05", "--stockfish", " ".join(ENGINE_CMD))
+    proc = run_script("calibrate.py", str(tmp_path), *args)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "elo-1000.json").exists() and not (tmp_path / "elo-1000.partial.json").exists()
+    row = re.search(r"^\| 1000 \| 1350 \| (\d) (\d) (\d) \| (-?\d+) \[(-?\d+), (-?\d+)\] \| ([+-]\d+) \|$", proc.stdout, re.M)
+    assert row, proc.stdout
+    assert sum(int(row.group(i)) for i in (1, 2, 3)) == 2
+    assert int(row.group(5)) <= int(row.group(4)) <= int(row.group(6)) and int(row.group(7)) == int(row.group(4)) - 1000
+    again = run_script("calibrate.py", str(tmp_path), *args)  # the finished setting is not played again
+    assert again.returncode == 0 and "# UCI_Elo 1000" not in again.stdout and row.group(0) in again.stdout
+
+
 @pytest.mark.parametrize("required", [False, True])
 def test_missing_shared_data_skips_for_users_and_fails_under_ci(tmp_path: Path, required: bool) -> None:
     env = dict(os.environ, GARFISH_DATA=str(tmp_path / "no-such-folder"))

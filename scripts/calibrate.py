@@ -1,0 +1,96 @@
+"""Calibrate UCI_Elo: play Garfish at each setting against Stockfish's own UCI_Elo ladder.
+
+    python scripts/calibrate.py OUT_DIR [--elos 1000,1400,1700,2000,2200] [--games 40]
+        [--tc 10+0.1] [--stockfish /usr/games/stockfish] [--seed 12] [--concurrency 1]
+
+For every setting E, `garfish match` plays Garfish (UCI_LimitStrength, UCI_Elo E) against
+Stockfish with UCI_LimitStrength and UCI_Elo clamped to the range Stockfish accepts (1350-2850
+in 15.1), both with Move Overhead 100 ms, from noob_3moves openings, and writes
+OUT_DIR/elo-E.json and .pgn. `garfish rating` then places the setting on Stockfish's scale.
+A setting whose report exists is not played again, so an interrupted run resumes. Prints a
+Markdown table "setting | opponent | W D L | measured rating [95% interval]".
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Optional
+
+ROOT = Path(__file__).resolve().parent.parent
+OPENINGS = ROOT.parent / "shared" / "data" / "books" / "noob_3moves.epd"
+STOCKFISH_ELO_RANGE = (1350, 2850)  # Stockfish 15.1's UCI_Elo option
+
+
+def garfish(*args: str) -> list[str]:
+    """The command line of a garfish sub-command, run by this Python."""
+    return [sys.executable, "-P", "-m", "garfish.uci", *args]
+
+
+def opponent_elo(elo: int) -> int:
+    """The Stockfish setting nearest to elo."""
+    low, high = STOCKFISH_ELO_RANGE
+    return min(max(elo, low), high)
+
+
+def play(elo: int, args: argparse.Namespace, out: Path) -> Path:
+    """Play the match of one setting unless its report exists; the report's path."""
+    report = out / f"elo-{elo}.json"
+    if report.exists():
+        return report
+    sf = opponent_elo(elo)
+    partial = out / f"elo-{elo}.partial.json"
+    command = garfish(
+        "match",
+        "--engine", f"name=Garfish{elo}", "option.UCI_LimitStrength=true", f"option.UCI_Elo={elo}",
+        "option.Move Overhead=100",
+        "--engine", f"cmd={args.stockfish}", f"name=Stockfish{sf}", "option.UCI_LimitStrength=true",
+        f"option.UCI_Elo={sf}", "option.Move Overhead=100",
+        "--tc", args.tc, "--games", str(args.games), "--concurrency", str(args.concurrency),
+        "--openings", str(args.openings), "--seed", str(args.seed),
+        "--report", str(partial), "--pgnout", str(out / f"elo-{elo}.pgn"), "--no-progress")
+    print(f"# UCI_Elo {elo} against Stockfish UCI_Elo {sf}: {' '.join(command)}", flush=True)
+    subprocess.run(command, check=True)
+    partial.rename(report)  # only a finished match counts as done
+    return report
+
+
+def rating(elo: int, report: Path) -> str:
+    """One table row from `garfish rating` on the report."""
+    data = json.loads(report.read_text(encoding="utf-8"))
+    sf = int(data["engines"][1].removeprefix("Stockfish"))
+    output = subprocess.run(garfish("rating", f"{sf}={report}"), check=True, capture_output=True,
+                            text=True).stdout
+    combined = output.strip().splitlines()[-1]  # "Combined rating: R  95% interval [L, U] ..."
+    value = combined.split()[2]
+    interval = combined[combined.index("["):combined.index("]") + 1]
+    return (f"| {elo} | {sf} | {data['wins']} {data['draws']} {data['losses']} | {value} {interval} "
+            f"| {int(value) - elo:+d} |")
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("out", type=Path, help="folder for the reports and PGNs (created)")
+    parser.add_argument("--elos", default="1000,1400,1700,2000,2200", help="the UCI_Elo settings")
+    parser.add_argument("--games", type=int, default=40)
+    parser.add_argument("--tc", default="10+0.1")
+    parser.add_argument("--stockfish", default="/usr/games/stockfish")
+    parser.add_argument("--openings", type=Path, default=OPENINGS)
+    parser.add_argument("--seed", type=int, default=12)
+    parser.add_argument("--concurrency", type=int, default=1)
+    args = parser.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    elos = [int(value) for value in args.elos.split(",")]
+    reports = [(elo, play(elo, args, args.out)) for elo in elos]
+    print("| UCI_Elo | Stockfish UCI_Elo | W D L | measured rating [95%] | measured - setting |")
+    print("|---|---|---|---|---|")
+    for elo, report in reports:
+        print(rating(elo, report))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -175,6 +175,7 @@ class Searcher:
         self._start = 0.0
         self._optimum: Optional[float] = None
         self._maximum: Optional[float] = None
+        self._stop_on_ponderhit = False  # a pondering search that has used its soft limit
         self._next_poll = POLL_INTERVAL
         self._poll_interval = POLL_INTERVAL
         self._node_limit = 0
@@ -202,9 +203,17 @@ class Searcher:
         self.stop_event.set()
 
     def ponderhit(self) -> None:
-        """The opponent played the pondered move: the clock starts now."""
-        self._start = time.perf_counter()
+        """The opponent played the pondered move: the search now runs on the clock.
+
+        As in Stockfish, the time spent pondering counts: the budget runs from `go ponder`, whose
+        clock was already the engine's own. A search that pondered past its hard limit stops at
+        the next poll, and one that ended an iteration past its soft limit while pondering (it
+        would have stopped there) stops at once; either plays its best move so far. A move after
+        a ponderhit so never takes longer than one without pondering, and usually far less.
+        """
         self.pondering = False
+        if self._stop_on_ponderhit:
+            self._maximum = 0.0  # its time is up: the next poll aborts
 
     # ------------------------------------------------------- iterative deepening
     def search(
@@ -227,6 +236,7 @@ class Searcher:
             stop.clear()
         self.stop_event = stop
         self.pondering = limits.ponder
+        self._stop_on_ponderhit = False
         self.nodes = 0
         self.seldepth = 0
         self._completed_depth = 0
@@ -327,11 +337,13 @@ class Searcher:
                 break
             if self.stop_event.is_set():
                 break
-            if timed and not self.pondering:
+            if timed:
                 elapsed = time.perf_counter() - self._start
-                if len(legal) == 1 and depth >= SINGLE_MOVE_DEPTH:
-                    break
-                if self._optimum is not None and elapsed > self._optimum * soft_share:
+                past_soft = self._optimum is not None and elapsed > self._optimum * soft_share
+                if self.pondering:
+                    # Pondering goes on; a ponderhit will stop it at once (Stockfish's stopOnPonderhit).
+                    self._stop_on_ponderhit = past_soft or (len(legal) == 1 and depth >= SINGLE_MOVE_DEPTH)
+                elif past_soft or (len(legal) == 1 and depth >= SINGLE_MOVE_DEPTH):
                     break
             if skill is not None and depth == 1:
                 # The skill's node budget binds from depth 2 on: depth 1 always completes (no mate in

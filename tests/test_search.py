@@ -196,6 +196,38 @@ def test_movetime_hard_limit_stops_the_search() -> None:
     assert result.move in chess.Board().legal_moves
 
 
+def ponder_then_hit(seconds: float) -> tuple[float, float, SearchResult]:
+    """Ponder on a 60 s clock (optimum about 1.7 s, soft limit about 1 s), send ponderhit after
+    `seconds`; (seconds from go to ponderhit, seconds from ponderhit to the result, the result)."""
+    searcher = Searcher(4)
+    board = chess.Board("r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1")
+    results: list[SearchResult] = []
+    start = time.perf_counter()
+    worker = threading.Thread(target=lambda: results.append(
+        searcher.search(board, Limits(wtime=60.0, btime=60.0, ponder=True))), daemon=True)
+    worker.start()
+    time.sleep(seconds)
+    hit = time.perf_counter()
+    searcher.ponderhit()
+    worker.join(30)
+    assert not worker.is_alive() and results[0].move in board.legal_moves
+    return hit - start, time.perf_counter() - hit, results[0]
+
+
+def test_a_ponderhit_after_the_soft_limit_plays_at_once() -> None:
+    # The pondering counts (as in Stockfish): having pondered past its soft limit, the search
+    # stops at ponderhit. Timed from the ponderhit instead, it would think at least another
+    # second (the soft limit) on top: a loss on time waiting to happen on a short clock.
+    pondered, after, result = ponder_then_hit(2.5)
+    assert after < 1.0 and result.depth >= 3
+
+
+def test_a_ponderhit_before_the_soft_limit_goes_on_thinking() -> None:
+    # An early ponderhit leaves the rest of the budget, which runs from `go ponder`.
+    pondered, after, result = ponder_then_hit(0.05)
+    assert 0.5 < pondered + after < 6.9 + 3  # past most of the soft limit, within the hard one (plus slack)
+
+
 def test_losing_side_repeats_the_position_for_a_draw() -> None:
     # Black is a queen for a knight down; the game so far shuffled Qd1-d2 and Nf6-g4.
     # Now ...Nf6 repeats the position a third time: a draw, far better than -600.

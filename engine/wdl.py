@@ -16,13 +16,14 @@ import chess
 
 from garfish.engine.types import MATE_BOUND
 
-# Fitted on 2026-11-23 by `garfish wdl games.pgn` (11,464 scored positions of 84 games, mean
-# log-likelihood -0.8356), games.pgn being the first 84 games of Garfish (bench 245,489) against itself:
+# Fitted on 2026-11-23 by `garfish wdl games.pgn` (33,707 scored positions of 275 games, 56 groups of
+# material counts, mean log-likelihood -0.7938), games.pgn being the first 275 games of Garfish
+# (bench 245,489) against itself:
 #   garfish match --engine name=GarfishA --engine name=GarfishB --nodes 6000 --games 400 --concurrency 1
 #     --openings ../shared/data/books/noob_3moves.epd --seed 4102 --max-moves 160 --resign-score 1000
 #     --resign-moves 3 --draw-score 5 --draw-after 60 --draw-moves 10 --pgnout games.pgn
-WDL_A = (1063.038, -1792.534, 465.323, 385.276)
-WDL_B = (1873.723, -3748.484, 2152.205, -185.773)
+WDL_A = (-1617.470, 4698.341, -4291.036, 1357.992)
+WDL_B = (-313.728, 1226.053, -1249.391, 470.344)
 MATERIAL_WEIGHT = ((chess.PAWN, 1), (chess.KNIGHT, 3), (chess.BISHOP, 3), (chess.ROOK, 5), (chess.QUEEN, 9))
 MATERIAL_MIN, MATERIAL_MAX, MATERIAL_SCALE = 17, 78, 58.0
 B_FLOOR = 10.0  # the fit bounds b to 10-500 cp; keep the polynomial above that between fitted points

@@ -1,0 +1,191 @@
+"""The evaluation network's file format, its features and its exact integer forward pass.
+
+This module is the contract between the trainer (`garfish train`, which writes networks) and
+the engine (whose Numba kernels must give exactly `forward()`'s result). It needs NumPy only.
+
+Architecture (a perspective network, as in Stockfish's NNUE and the bullet trainer's simple nets):
+
+- Features: 768 per perspective. For the perspective of colour P, a piece of colour C and type
+  T (python-chess 1..6, pawn..king) on square S is feature `feature_index(P, C, T, S)` =
+  (0 if C == P else 384) + (T - 1) * 64 + (S if P is White else S ^ 56): the board is seen from
+  P's side, with P's own pieces first.
+- Hidden layer: one accumulator of H int32 per perspective, acc_P = b1 + the sum of W1's rows
+  of P's active features (W1: int16 [768, H], b1: int16 [H], the same weights for both sides).
+- Activation, on each accumulator value x: c = clamp(x, 0, QA); CReLU uses c, SCReLU c * c.
+- Output bucket: b = min(B - 1, (pieces on the board - 2) * B // 32) for B buckets.
+- Output: the side to move's activations, then the other side's (2H values), dotted with
+  W2[b] (int16 [B, 2H]) in int64. SCReLU's sum is then floor-divided by QA. Then
+  out = that + b2[b] (int32 [B], on the QA * QB scale), and the evaluation in centipawns,
+  from the side to move's view, is floor(out * SCALE / (QA * QB)) (Python's floor division).
+
+A position and its colour mirror get the same evaluation by construction (the tests check it).
+
+File (little-endian), named `nn-<the first 12 hex digits of the file's SHA-256>.gfnn`:
+    header  MAGIC b"GFNN", then u16 version (1), u8 activation (0 CReLU, 1 SCReLU),
+            u8 reserved (0), u16 H, u16 B, u16 QA, u16 QB, u16 SCALE, u16 reserved (0),
+            u32 length of the description, then the description (UTF-8: data, command, loss)
+    body    W1 int16 [768][H], b1 int16 [H], W2 int16 [B][2H], b2 int32 [B]
+    trailer the SHA-256 (32 bytes) of everything before it
+`read_network` refuses a file that is short, long, of another magic or version, out of
+range (H 1-4096, B 1-64, QA, QB and SCALE non-zero) or whose checksum does not match, with a
+NetworkError saying why.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Union
+
+import chess
+import numpy as np
+
+MAGIC = b"GFNN"
+VERSION = 1
+CRELU, SCRELU = 0, 1
+ACTIVATIONS = {CRELU: "CReLU", SCRELU: "SCReLU"}
+FEATURES = 768
+MAX_HIDDEN = 4096
+MAX_BUCKETS = 64
+HEADER = struct.Struct("<4sHBBHHHHHHI")  # magic, version, activation, reserved, H, B, QA, QB, SCALE, reserved, len
+CHECKSUM_SIZE = 32
+SUFFIX = ".gfnn"
+
+
+class NetworkError(ValueError):
+    """A network file that cannot be used, with the reason."""
+
+
+@dataclass(frozen=True)
+class Network:
+    """A quantized network: integer weights and the constants of its forward pass."""
+
+    activation: int
+    qa: int
+    qb: int
+    scale: int
+    w1: np.ndarray  # int16 [768, H]
+    b1: np.ndarray  # int16 [H]
+    w2: np.ndarray  # int16 [B, 2H]
+    b2: np.ndarray  # int32 [B]
+    description: str = ""
+
+    @property
+    def hidden(self) -> int:
+        return int(self.w1.shape[1])
+
+    @property
+    def buckets(self) -> int:
+        return int(self.w2.shape[0])
+
+
+def feature_index(perspective: chess.Color, color: chess.Color, piece_type: int, square: int) -> int:
+    """The feature of a piece seen from one side (see the module's description)."""
+    relative = square if perspective == chess.WHITE else square ^ 56
+    return (0 if color == perspective else 384) + (piece_type - 1) * 64 + relative
+
+
+def active_features(board: chess.Board, perspective: chess.Color) -> list[int]:
+    """The active features of a board from one side, in square order."""
+    return [feature_index(perspective, piece.color, piece.piece_type, square)
+            for square, piece in board.piece_map().items()]
+
+
+def output_bucket(pieces: int, buckets: int) -> int:
+    """The output bucket for a board with this many pieces (kings included)."""
+    return min(buckets - 1, max(pieces - 2, 0) * buckets // 32)
+
+
+def forward(network: Network, board: chess.Board) -> int:
+    """The network's evaluation of the board in centipawns, from the side to move's view: the
+    reference integer forward pass that the engine's kernels must match exactly."""
+    accumulators = []
+    for perspective in (board.turn, not board.turn):
+        acc = network.b1.astype(np.int64)
+        for feature in active_features(board, perspective):
+            acc = acc + network.w1[feature].astype(np.int64)
+        accumulators.append(np.clip(acc, 0, network.qa))
+    active = np.concatenate(accumulators)
+    bucket = output_bucket(chess.popcount(board.occupied), network.buckets)
+    weights = network.w2[bucket].astype(np.int64)
+    if network.activation == SCRELU:
+        total = int(np.dot(active * active, weights)) // network.qa
+    else:
+        total = int(np.dot(active, weights))
+    out = total + int(network.b2[bucket])
+    return out * network.scale // (network.qa * network.qb)
+
+
+def encode_network(network: Network) -> bytes:
+    """The file's bytes for a network."""
+    description = network.description.encode("utf-8")
+    header = HEADER.pack(MAGIC, VERSION, network.activation, 0, network.hidden, network.buckets, network.qa,
+                         network.qb, network.scale, 0, len(description))
+    body = b"".join([
+        np.ascontiguousarray(network.w1, dtype="<i2").tobytes(),
+        np.ascontiguousarray(network.b1, dtype="<i2").tobytes(),
+        np.ascontiguousarray(network.w2, dtype="<i2").tobytes(),
+        np.ascontiguousarray(network.b2, dtype="<i4").tobytes(),
+    ])
+    content = header + description + body
+    return content + hashlib.sha256(content).digest()
+
+
+def network_name(data: bytes) -> str:
+    """The file name a network's bytes are stored under: nn-<12 hex digits of SHA-256>.gfnn."""
+    return f"nn-{hashlib.sha256(data).hexdigest()[:12]}{SUFFIX}"
+
+
+def write_network(network: Network, folder: Union[str, Path]) -> Path:
+    """Write the network into folder under its content-hash name; the path written."""
+    data = encode_network(network)
+    path = Path(folder) / network_name(data)
+    path.write_bytes(data)
+    return path
+
+
+def decode_network(data: bytes) -> Network:
+    """A network from a file's bytes (NetworkError if they are not a valid network)."""
+    if len(data) < HEADER.size + CHECKSUM_SIZE:
+        raise NetworkError(f"too short for a network file ({len(data)} bytes)")
+    magic, version, activation, _, hidden, buckets, qa, qb, scale, _, text_length = HEADER.unpack_from(data)
+    if magic != MAGIC:
+        raise NetworkError(f"not a Garfish network (magic {magic!r}, expected {MAGIC!r})")
+    if version != VERSION:
+        raise NetworkError(f"network format version {version}, this engine reads version {VERSION}")
+    if activation not in ACTIVATIONS:
+        raise NetworkError(f"unknown activation {activation}")
+    if not (1 <= hidden <= MAX_HIDDEN and 1 <= buckets <= MAX_BUCKETS and qa and qb and scale):
+        raise NetworkError(f"sizes out of range (H {hidden}, B {buckets}, QA {qa}, QB {qb}, SCALE {scale})")
+    sizes = [FEATURES * hidden * 2, hidden * 2, buckets * 2 * hidden * 2, buckets * 4]
+    expected = HEADER.size + text_length + sum(sizes) + CHECKSUM_SIZE
+    if len(data) != expected:
+        raise NetworkError(f"{len(data)} bytes where the header implies {expected} (truncated or padded)")
+    content, checksum = data[:-CHECKSUM_SIZE], data[-CHECKSUM_SIZE:]
+    if hashlib.sha256(content).digest() != checksum:
+        raise NetworkError("checksum mismatch (the file is corrupt)")
+    offset = HEADER.size
+    try:
+        description = data[offset:offset + text_length].decode("utf-8")
+    except UnicodeDecodeError:
+        raise NetworkError("the description is not UTF-8") from None
+    offset += text_length
+    arrays = []
+    for size, dtype, shape in zip(sizes, ("<i2", "<i2", "<i2", "<i4"),
+                                  ((FEATURES, hidden), (hidden,), (buckets, 2 * hidden), (buckets,))):
+        arrays.append(np.frombuffer(data, dtype=dtype, count=size // np.dtype(dtype).itemsize,
+                                    offset=offset).reshape(shape).astype(dtype[1:]))
+        offset += size
+    w1, b1, w2, b2 = arrays
+    return Network(activation, qa, qb, scale, w1, b1, w2, b2, description)
+
+
+def read_network(path: Union[str, Path]) -> Network:
+    """Read a network file (NetworkError with the reason if it cannot be used)."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as error:
+        raise NetworkError(f"cannot read {path}: {error.strerror or error}") from None
+    return decode_network(data)

@@ -9,7 +9,8 @@ as Stockfish asks them (src/syzygy/tbprobe.cpp):
 - probe_wdl: inside the tree, right after a capture or pawn move, win, draw or loss.
 
 A position the tables do not hold (a missing table, castling rights) gets no answer (None).
-Opening checks each file's size and magic header. python-chess calls probing a corrupt file
+Opening checks each file's size and magic header, and reads each header to check that the pieces
+it encodes are those of the table's name. python-chess calls probing a corrupt file
 undefined behaviour: a probe that raises (IndexError, RecursionError, ...) is reported once
 through on_failure and switches all probing off until the tables are opened again.
 """
@@ -93,6 +94,50 @@ def table_files(folders: list[str]) -> list[str]:
     return found
 
 
+def _piece_lists(table: object) -> list[list[int]]:
+    """The piece codes an opened python-chess table read from its header, one list per side and
+    file (python-chess's internals: WDL tables keep pieces[side] or files[f].pieces[side], DTZ
+    tables pieces or files[f].pieces)."""
+    lists: list[list[int]] = []
+
+    def add(pieces: object) -> None:
+        if isinstance(pieces, dict):
+            lists.extend(value for value in pieces.values() if value)
+        elif isinstance(pieces, list) and pieces and isinstance(pieces[0], list):
+            lists.extend(value for value in pieces if value)
+        elif isinstance(pieces, list) and pieces:
+            lists.append(pieces)
+
+    if getattr(table, "has_pawns", False):
+        for data in getattr(table, "files", []):
+            add(getattr(data, "pieces", None))
+    else:
+        add(getattr(table, "pieces", None))
+    return lists
+
+
+def check_table_header(table: chess.syzygy.Table) -> Optional[str]:
+    """Why an opened table cannot be trusted, or None. Reads its header now (python-chess does it
+    at the first probe) and checks that the pieces it encodes are those of its name: a damaged
+    header can send python-chess's probe into an endless loop (seen with random bytes written
+    into KRvK.rtbw's first 200 bytes), which no stop could end."""
+    path = table.path
+    name = os.path.splitext(os.path.basename(path))[0]
+    try:
+        if isinstance(table, chess.syzygy.WdlTable):
+            table.init_table_wdl()
+        else:
+            table.init_table_dtz()
+        lists = _piece_lists(table)
+    except Exception as exc:  # a damaged header: python-chess raises whatever its parsing met
+        return f"'{path}' has a damaged header ({type(exc).__name__}: {exc})"
+    expected = {chess.syzygy.normalize_tablename(name), chess.syzygy.normalize_tablename(name, mirror=True)}
+    if not lists or any(len(pieces) != table.num or chess.syzygy.recalc_key(pieces) not in expected
+                        for pieces in lists):
+        return f"'{path}' has a damaged header (its pieces are not those of {name})"
+    return None
+
+
 class Tablebases:
     """Syzygy tables opened from folders, and the search's settings for probing them.
 
@@ -112,6 +157,13 @@ class Tablebases:
         self.tables = chess.syzygy.Tablebase()
         for file in files:
             self.tables.add_file(file)
+        opened = {id(table): table for tables in (self.tables.wdl, self.tables.dtz)
+                  for table in tables.values()}  # each table is filed under both colours' names
+        problems = [problem for table in opened.values() if (problem := check_table_header(table)) is not None]
+        if problems:
+            self.tables.close()
+            more = len(problems) - PROBLEMS_SHOWN
+            raise TablebaseError("; ".join(problems[:PROBLEMS_SHOWN]) + (f"; and {more} more" if more > 0 else ""))
         self.path = path
         self.wdl_count = len(wdl)
         self.dtz_count = len({os.path.basename(file)[:-5] for file in files if file.endswith(".rtbz")})

@@ -15,6 +15,7 @@ import chess.engine
 import chess.syzygy
 import pytest
 
+import garfish.engine.syzygy
 from conftest import ROOT, data_missing
 from garfish.engine.search import Searcher
 from garfish.engine.syzygy import Tablebases, TablebaseError
@@ -220,8 +221,10 @@ def test_a_bad_path_is_refused_and_the_previous_tables_kept(uci: Session, syzygy
     (bad_magic / "KPvK.rtbz").write_bytes(b"\0" * 80)  # the right size, not a table
     empty = tmp_path / "empty"
     empty.mkdir()
+    queen_for_rook = damaged_header(tmp_path / "header", syzygy)
     for path, why in [(tmp_path / "missing", f"cannot read the folder '{tmp_path / 'missing'}'"),
                       (bad_magic, f"'{bad_magic / 'KPvK.rtbz'}' is not a Syzygy table"),
+                      (queen_for_rook, f"'{queen_for_rook / 'KRvK.rtbw'}' has a damaged header"),
                       (empty, "no Syzygy WDL tables")]:
         lines = uci.send(f"setoption name SyzygyPath value {path}")
         assert len(lines) == 1 and lines[0].startswith(f"info string error: could not use SyzygyPath '{path}': ")
@@ -238,9 +241,11 @@ def test_a_bad_path_is_refused_and_the_previous_tables_kept(uci: Session, syzygy
         fresh.engine.handle("quit")
 
 
-def corrupt_tables(folder: Path, syzygy: Path, name: str) -> Path:
-    """Every table, with the body of the WDL table `name` overwritten: its size and header pass
-    the checks at opening, and python-chess's probes of it raise IndexError."""
+def corrupt_tables(folder: Path, syzygy: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every table, with all but the first 16 bytes of the WDL table `name` overwritten: python-chess's
+    probes of it raise IndexError. Opening would refuse its header; the check is switched off
+    here, standing for damage that only a probe meets."""
+    monkeypatch.setattr(garfish.engine.syzygy, "check_table_header", lambda table: None)
     folder.mkdir()
     for table in syzygy.glob("*.rtb?"):
         shutil.copyfile(table, folder / table.name)
@@ -250,9 +255,9 @@ def corrupt_tables(folder: Path, syzygy: Path, name: str) -> Path:
     return folder
 
 
-def test_a_table_that_fails_is_reported_once_and_the_search_goes_on(uci: Session, syzygy: Path,
-                                                                    tmp_path: Path) -> None:
-    folder = corrupt_tables(tmp_path / "corrupt", syzygy, "KRvK")
+def test_a_table_that_fails_is_reported_once_and_the_search_goes_on(uci: Session, syzygy: Path, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = corrupt_tables(tmp_path / "corrupt", syzygy, "KRvK", monkeypatch)
     assert uci.send(f"setoption name SyzygyPath value {folder}")[0].startswith("info string Found 35 WDL")
     lines = think(uci, KRVK, [], "go depth 3")
     assert len(errors(lines)) == 1 and "Syzygy probe failed in " in errors(lines)[0], lines
@@ -262,15 +267,38 @@ def test_a_table_that_fails_is_reported_once_and_the_search_goes_on(uci: Session
     assert not errors(lines) and " tbhits 0 " in lines[-2] and bestmoves(lines), lines
 
 
-def test_a_table_that_fails_inside_the_tree_stops_the_probes(syzygy: Path, tmp_path: Path) -> None:
+def test_a_table_that_fails_inside_the_tree_stops_the_probes(syzygy: Path, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     failures: list[str] = []
     searcher = Searcher(1)
-    folder = corrupt_tables(tmp_path / "corrupt", syzygy, "KRNvK")
+    folder = corrupt_tables(tmp_path / "corrupt", syzygy, "KRNvK", monkeypatch)
     searcher.tablebase = Tablebases(str(folder), on_failure=failures.append)
     result = searcher.search(chess.Board(FIVE_MEN), Limits(depth=4))
     assert len(failures) == 1 and failures[0].startswith("Syzygy probe failed in ") and "IndexError" in failures[0]
     assert result.move in chess.Board(FIVE_MEN).legal_moves and searcher.tablebase.cardinality == 0
     assert abs(result.score) < TB_WIN_BOUND  # no tablebase score came out of the broken table
+
+
+def damaged_header(folder: Path, syzygy: Path) -> Path:
+    """Every table, with KRvK.rtbw's header saying queen where it means rook (byte 8 holds the
+    third piece's code for both sides: 0x44, white rook). Its size and magic pass; python-chess,
+    probing it, looks for a queen that is not on the board and loops for ever."""
+    folder.mkdir()
+    for table in syzygy.glob("*.rtb?"):
+        shutil.copyfile(table, folder / table.name)
+    damaged = bytearray((folder / "KRvK.rtbw").read_bytes())
+    assert damaged[8] == 0x44
+    damaged[8] = 0x55
+    (folder / "KRvK.rtbw").write_bytes(damaged)
+    return folder
+
+
+def test_a_damaged_header_is_refused_at_opening_not_probed(syzygy: Path, tmp_path: Path) -> None:
+    folder = damaged_header(tmp_path / "header", syzygy)
+    with pytest.raises(TablebaseError, match=r"KRvK.rtbw' has a damaged header \(its pieces are not those of KRvK\)"):
+        Tablebases(str(folder))
+    # Every sound table of the shared set passes the same check (each is opened and read).
+    assert Tablebases(str(syzygy)).wdl_count == 35
 
 
 def test_a_tablebase_error_is_an_exception_not_a_crash(tmp_path: Path) -> None:

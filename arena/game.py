@@ -114,6 +114,8 @@ class GameRecord:
     seconds: float = 0.0
     pgn: str = ""
     ponder: tuple[PonderStats, PonderStats] = field(default_factory=lambda: (PonderStats(), PonderStats()))
+    clock_left: tuple[Optional[float], Optional[float]] = (None, None)  # engine 1's and 2's clock at the end
+    """Seconds on each engine's clock when the game ended (None without a clock or after a forfeit)."""
 
     def engine1_points(self) -> float:
         """Points of engine 1 in this game."""
@@ -334,6 +336,8 @@ def play_game(task: GameTask, engines: list[EngineProcess], tc: TimeControl, adj
                          time.perf_counter() - started)
     first_color = chess.WHITE if task.engine1_white else chess.BLACK
     record.ponder = (ponder[first_color], ponder[not first_color])
+    if tc.kind == "clock" and record.forfeit_engine is None:
+        record.clock_left = (clocks[first_color], clocks[not first_color])
     return record
 
 

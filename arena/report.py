@@ -5,6 +5,7 @@ from __future__ import annotations
 import collections
 import importlib.util
 import math
+import statistics
 import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -139,6 +140,11 @@ def summary_dict(state: MatchState) -> dict[str, Any]:
                 for record in state.records:
                     total.merge(record.ponder[index])
                 summary["ponderhits"][name] = asdict(total)
+    clocks = {name: sorted(left for record in state.records if (left := record.clock_left[index]) is not None)
+              for index, name in enumerate(state.names)}
+    if any(clocks.values()):
+        summary["clock_left"] = {name: {"games": len(left), "median": statistics.median(left) if left else None,
+                                        "min": left[0] if left else None} for name, left in clocks.items()}
     if state.sprt_config is not None:
         lower, upper = stats.sprt_bounds(state.sprt_config.alpha, state.sprt_config.beta)
         result = state.sprt_result
@@ -184,6 +190,10 @@ def print_summary(state: MatchState, out: Callable[[str], None]) -> None:
         longest = (f"; after a ponderhit at most {counts['longest']:.3f} s, "
                    f"{100 * counts['largest_share']:.1f}% of the clock left" if counts["hits"] else "")
         out(f"Ponderhits {name}: {counts['hits']} of {counts['moves']} moves{share}{longest}")
+    for name, left in summary.get("clock_left", {}).items():
+        if left["games"]:
+            out(f"Clock left at the end {name}: median {left['median']:.2f} s, least {left['min']:.2f} s "
+                f"({left['games']} games without a forfeit)")
     if summary["endings"]:
         out("Endings: " + ", ".join(f"{name} {count}" for name, count in summary["endings"].items()))
     for error in summary["errors"]:

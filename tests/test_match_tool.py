@@ -446,9 +446,11 @@ def test_ponderhit_and_stop_are_sent_and_pondering_costs_no_clock_time(tmp_path:
     assert "ponderhit" in received and "stop" in received
     assert ponder_protocol_kept(received)
     after_hits = []
+    greedy_left = []
     for game in read_games(pgn):
         comments = comments_by_engine(game)
         assert all(float(text.split()[-1].rstrip("s")) >= 0.2 for text in comments["greedy"])
+        greedy_left.append(10 - sum(float(text.split()[-1].rstrip("s")) for text in comments["greedy"]))
         for text in comments["ponderer"]:
             seconds = float(text.split()[-2 if text.endswith("ponderhit") else -1].rstrip("s"))
             assert seconds < 0.15, text  # neither the opponent's 0.2 s nor the 0.3 s stop is charged
@@ -456,6 +458,11 @@ def test_ponderhit_and_stop_are_sent_and_pondering_costs_no_clock_time(tmp_path:
                 after_hits.append(seconds)
     assert len(after_hits) == hits["hits"] and round(hits["longest"], 3) == max(after_hits)
     assert hits["largest_share"] == pytest.approx(max(after_hits) / 10, abs=0.005)  # of a clock near 10 s
+    # The clock each engine had left at the end (no increment here: 10 s less its moves' times).
+    left = data["clock_left"]["greedy"]
+    assert left["games"] == 2 and left["median"] == pytest.approx(sum(greedy_left) / 2, abs=0.01)
+    assert left["min"] == pytest.approx(min(greedy_left), abs=0.01) and left["min"] < 10 - 0.2
+    assert f"Clock left at the end greedy: median {left['median']:.2f} s" in proc.stdout
 
 
 def ponder_protocol_kept(received: list[str]) -> bool:

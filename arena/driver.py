@@ -31,6 +31,7 @@ START_TIMEOUT = 60.0  # seconds for the uci/uciok handshake, option setting and 
 EXIT_OK = 0
 EXIT_ENGINE = 1  # an engine failed to start or run
 EXIT_USAGE = 2  # bad arguments or input files
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report Ctrl-C
 QUIT_TIMEOUT = 2.0  # seconds an engine gets to exit after `quit` before it is killed
 PONDER_STOP_TIMEOUT = 5.0  # seconds an engine gets to answer `stop` (and then isready) to end its ponder search
 INFO = chess.engine.INFO_BASIC | chess.engine.INFO_SCORE

@@ -11,13 +11,13 @@ processes each drive their own engine.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import logging
 import math
 import multiprocessing
 import queue
 import re
-import signal
 import sys
 import time
 from dataclasses import asdict, dataclass, field
@@ -27,16 +27,15 @@ from typing import Any, Callable, Generator, Optional
 import chess
 import chess.engine
 
-from garfish.arena.driver import (DEFAULT_COMMAND, EXIT_ENGINE, EXIT_OK, EXIT_USAGE, EngineProcess, EngineSpec,
-                                  EngineStartError, MoveError, parse_option_pairs, quiet_python_chess, split_command)
+from garfish.arena.driver import (DEFAULT_COMMAND, EXIT_ENGINE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, EngineProcess,
+                                  EngineSpec, EngineStartError, MoveError, parse_option_pairs, quiet_python_chess,
+                                  split_command)
+from garfish.arena.workers import POLL_SECONDS, run_as_worker, shut_down
 
 PROG = "garfish epd"
 LOG = logging.getLogger(__name__)
-EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report Ctrl-C
 TIME_WATCHDOG_GRACE = 10.0  # seconds past --time before a silent engine is killed
 SEARCH_WATCHDOG = 600.0  # seconds before a silent engine is killed under --depth / --nodes
-POLL_SECONDS = 0.5  # how often the parent checks that worker processes are alive
-WORKER_JOIN_SECONDS = 10.0
 FAILED_IDS_SHOWN = 100
 POINTS_ITEM = re.compile(r"^\s*(\S+?)\s*=\s*(-?\d+)\s*$")
 
@@ -243,22 +242,9 @@ def solve(engine: EngineProcess, position: EpdPosition, config: EpdConfig) -> Po
     return result
 
 
-def interrupt_on_sigterm(signum: int, frame: Any) -> None:
-    """SIGTERM handler of the workers: unwind (once) like Ctrl-C so that the engine is shut down."""
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    raise KeyboardInterrupt
-
-
 def worker(config: EpdConfig, tasks: Any, results: Any) -> None:
-    """Worker process body: serve positions; Ctrl-C is left to the parent, which stops workers with SIGTERM."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, interrupt_on_sigterm)
-    try:
-        serve(config, tasks, results)
-    except KeyboardInterrupt:
-        LOG.debug("worker stopped by the parent")
-    finally:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a SIGTERM while exiting just ends the process
+    """Worker process body: serve positions until the parent says stop (see garfish.arena.workers)."""
+    run_as_worker(functools.partial(serve, config, tasks, results))
 
 
 def serve(config: EpdConfig, tasks: Any, results: Any) -> None:
@@ -331,38 +317,6 @@ def run_parallel(config: EpdConfig, positions: list[EpdPosition], jobs: int,
         completed = True
     finally:
         shut_down(processes, tasks, results, graceful=completed)
-
-
-def shut_down(processes: list[Any], tasks: Any, results: Any, graceful: bool) -> None:
-    """Stop the workers: wait for them after a complete run, else SIGTERM them (they close their engines).
-
-    The result queue is drained meanwhile (a worker cannot exit while its queue feeder is blocked),
-    and the task queue's feeder thread is not waited for (its unsent tasks are dropped).
-    """
-    tasks.cancel_join_thread()
-    if not graceful:
-        for process in processes:
-            if process.is_alive():
-                process.terminate()
-    deadline = time.monotonic() + WORKER_JOIN_SECONDS
-    while any(process.is_alive() for process in processes) and time.monotonic() < deadline:
-        drain(results)
-        for process in processes:
-            process.join(POLL_SECONDS / 10)
-    for process in processes:
-        if process.is_alive():
-            process.kill()
-            process.join(WORKER_JOIN_SECONDS)
-    drain(results)
-
-
-def drain(results: Any) -> None:
-    """Throw away whatever is waiting in a queue."""
-    while True:
-        try:
-            results.get_nowait()
-        except queue.Empty:
-            return
 
 
 def format_result(result: PositionResult, done: int, total: int) -> str:

@@ -10,8 +10,9 @@ from typing import Optional
 
 import chess
 
+from garfish.arena.data import data_dir
 from garfish.perft.core import divide, perft
-from garfish.perft.suites import data_dir, read_suite, suite_files
+from garfish.perft.suites import read_suite, suite_files
 
 
 def build_parser() -> argparse.ArgumentParser:

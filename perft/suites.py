@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Iterator
 
 import chess
 
-DATA_ENV = "GARFISH_DATA"
 # Files whose castling rights use Chess960 (Shredder/X-FEN) semantics.
 CHESS960_FILES = {"chess960_fischer.epd", "tricky_python_chess.epd"}
 
@@ -27,19 +25,6 @@ class PerftCase:
     def board(self) -> chess.Board:
         """The position as a python-chess board."""
         return chess.Board(self.fen, chess960=self.chess960)
-
-
-def data_dir() -> Optional[Path]:
-    """The shared data folder: $GARFISH_DATA, else ../shared/data beside the project, else None."""
-    env = os.environ.get(DATA_ENV)
-    if env:
-        path = Path(env)
-        return path if path.is_dir() else None
-    here = Path(__file__).resolve().parent.parent
-    for candidate in (here.parent / "shared" / "data", Path.cwd().parent / "shared" / "data"):
-        if candidate.is_dir():
-            return candidate
-    return None
 
 
 def read_suite(path: Path) -> Iterator[PerftCase]:

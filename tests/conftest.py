@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from garfish.perft.suites import data_dir
+from garfish.arena.data import data_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 # Set (to anything but "" or "0") where the shared data must be present, as in CI:

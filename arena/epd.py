@@ -30,7 +30,7 @@ import chess.engine
 from garfish.arena.driver import (DEFAULT_COMMAND, EXIT_ENGINE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, EngineProcess,
                                   EngineSpec, EngineStartError, MoveError, parse_option_pairs, quiet_python_chess,
                                   split_command)
-from garfish.arena.workers import POLL_SECONDS, run_as_worker, shut_down
+from garfish.arena.workers import POLL_SECONDS, StopSignal, run_as_worker, shut_down, start_engine
 
 PROG = "garfish epd"
 LOG = logging.getLogger(__name__)
@@ -247,16 +247,13 @@ def worker(config: EpdConfig, tasks: Any, results: Any) -> None:
     run_as_worker(functools.partial(serve, config, tasks, results))
 
 
-def serve(config: EpdConfig, tasks: Any, results: Any) -> None:
+def serve(config: EpdConfig, tasks: Any, results: Any, stop: StopSignal) -> None:
     """Own one engine and solve positions from `tasks` until a None arrives; report on `results`."""
     quiet_python_chess(False)
-    try:
-        engine = EngineProcess(config.spec)
-    except EngineStartError as exc:
-        results.put(("fatal", str(exc)))
+    engine = start_engine(config.spec, results, stop)
+    if engine is None:
         return
     try:
-        results.put(("ready", engine.name))
         while True:
             position = tasks.get()
             if position is None:

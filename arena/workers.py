@@ -7,33 +7,77 @@ its engine down on the way out.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import queue
 import signal
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Iterator, Optional
+
+from garfish.arena.driver import EngineProcess, EngineSpec, EngineStartError
 
 LOG = logging.getLogger(__name__)
 POLL_SECONDS = 0.5  # how often the parent checks that worker processes are alive
 WORKER_JOIN_SECONDS = 10.0
 
 
-def interrupt_on_sigterm(signum: int, frame: Any) -> None:
-    """SIGTERM handler of the workers: unwind (once) like Ctrl-C so that the engine is shut down."""
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    raise KeyboardInterrupt
+class StopSignal:
+    """A worker's SIGTERM: raised as KeyboardInterrupt at once, or, inside a `held()` block, when the block ends.
+
+    An engine's start must not be cut short: python-chess starts it from a thread that is not a
+    daemon, and an engine whose start was interrupted would keep that thread, and so the worker, alive.
+    """
+
+    def __init__(self) -> None:
+        """No stop yet, outside any held block."""
+        self.depth = 0
+        self.pending = False
+
+    def handle(self, signum: int, frame: Any) -> None:
+        """The SIGTERM handler: unwind (once) like Ctrl-C so that the engine is shut down."""
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        if self.depth:
+            self.pending = True
+            return
+        raise KeyboardInterrupt
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """Hold a stop back until the block has run (for starting and restarting engines)."""
+        self.depth += 1
+        try:
+            yield
+        finally:
+            self.depth -= 1
+            if not self.depth and self.pending:
+                raise KeyboardInterrupt
 
 
-def run_as_worker(body: Callable[[], None]) -> None:
-    """Run a worker process's body with the workers' signal handling; a stop by the parent ends it quietly."""
+def run_as_worker(body: Callable[[StopSignal], None]) -> None:
+    """Run a worker process's body (given its StopSignal) with the workers' signal handling; a stop by the
+    parent ends it quietly."""
+    stop = StopSignal()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, interrupt_on_sigterm)
+    signal.signal(signal.SIGTERM, stop.handle)
     try:
-        body()
+        body(stop)
     except KeyboardInterrupt:
         LOG.debug("worker stopped by the parent")
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a SIGTERM while exiting just ends the process
+
+
+def start_engine(spec: EngineSpec, results: Any, stop: StopSignal) -> Optional[EngineProcess]:
+    """Start a worker's engine (a stop held back until it is up) and tell the parent on `results`:
+    ("ready", its name), or ("fatal", why it did not start) and None."""
+    try:
+        with stop.held():
+            engine = EngineProcess(spec)
+    except EngineStartError as exc:
+        results.put(("fatal", str(exc)))
+        return None
+    results.put(("ready", engine.name))
+    return engine
 
 
 def shut_down(processes: list[Any], tasks: Any, results: Any, graceful: bool) -> None:

@@ -23,6 +23,8 @@ def data_missing(reason: str) -> None:
     pytest.skip(reason)
 
 ENGINE_CMD = [sys.executable, "-m", "garfish.uci"]
+SCRIPTED = Path(__file__).resolve().parent / "scripted_engine.py"  # tests/scripted_engine.py, a scripted UCI engine
+CLI_TIMEOUT = 120  # seconds a tool run through its command line may take in a test
 
 
 @pytest.fixture(scope="session")

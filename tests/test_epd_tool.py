@@ -11,10 +11,8 @@ from pathlib import Path
 import chess
 import pytest
 
-from conftest import ROOT
+from conftest import CLI_TIMEOUT, ROOT, SCRIPTED
 
-SCRIPTED = Path(__file__).resolve().parent / "scripted_engine.py"
-CLI_TIMEOUT = 120
 
 # Easy positions Garfish solves at depth 3 (checked), one of them a mate in 1.
 EASY_SUITE = """\

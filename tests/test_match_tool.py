@@ -18,14 +18,12 @@ import chess
 import chess.pgn
 import pytest
 
-from conftest import ROOT, data_missing
+from conftest import CLI_TIMEOUT, ROOT, SCRIPTED, data_missing
 from garfish.arena import match
 from garfish.arena.game import PGN_TERMINATION, Adjudication, AdjudicationTracker, GameRecord, TimeControl
 from garfish.arena.openings import GameTask
 from garfish.arena.report import MatchState, check_matplotlib
 
-SCRIPTED = Path(__file__).resolve().parent / "scripted_engine.py"
-CLI_TIMEOUT = 120
 OPENINGS = [
     "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2",
     "rnbqkb1r/pppppppp/5n2/8/3P4/8/PPP1PPPP/RNBQKBNR w KQkq - 1 2",

@@ -1,7 +1,8 @@
 """The `garfish` command: the UCI engine, or `garfish bench [depth]`, `garfish perft ...`,
 `garfish epd SUITE ...` (test suites), `garfish match ...` (engine matches),
-`garfish rating RATING=REPORT.json ...` (a rating from matches against rated opponents) or
-`garfish wdl PGN ...` (fit the win/draw/loss model to an engine's games)."""
+`garfish rating RATING=REPORT.json ...` (a rating from matches against rated opponents),
+`garfish wdl PGN ...` (fit the win/draw/loss model to an engine's games) or
+`garfish datagen OUT ...` (training positions from an engine's self-play)."""
 
 from __future__ import annotations
 
@@ -93,6 +94,13 @@ def wdl_command(args: list[str]) -> int:
     return wdl_main(args)
 
 
+def datagen_command(args: list[str]) -> int:
+    """`garfish datagen OUT ...`: training positions from an engine's self-play, labelled by its searches."""
+    from garfish.arena.datagen import main as datagen_main
+
+    return datagen_main(args)
+
+
 COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "bench": bench_command,
     "perft": perft_command,
@@ -100,6 +108,7 @@ COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "match": match_command,
     "rating": rating_command,
     "wdl": wdl_command,
+    "datagen": datagen_command,
 }
 
 

@@ -308,7 +308,11 @@ class Searcher:
                     if self._root_best is not None and self._root_best != best_move:
                         best_move = self._root_best
                         pv = [best_move]
-                    done = [PVLine(depth_done, best_score, pv)] if depth_done else []
+                    if not depth_done:
+                        # Stopped inside depth 1 (a tiny node limit or clock): the static evaluation
+                        # stands in for a score, so that a client still gets one with the move.
+                        best_score = evaluate_packed(root) >> FLAG_BITS
+                    done = [PVLine(depth_done, best_score, pv)]
                 reported = {line.pv[0] for line in done}
                 lines = (done + [line for line in lines if line.pv[0] not in reported])[:multipv]
                 if on_info is not None and lines:

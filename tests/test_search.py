@@ -153,6 +153,19 @@ def test_node_limit_and_depth_limit_are_honoured() -> None:
     assert all(r.pv and r.nodes > 0 for r in reports)
 
 
+@pytest.mark.parametrize("nodes", [1, 20, 100])
+def test_a_search_stopped_inside_depth_1_still_reports_a_score_with_its_move(nodes: int) -> None:
+    # Clients (python-chess's play, garfish datagen) expect a score with every move, and the
+    # node limit may end the search before depth 1 is done (Qxa6 here leaves a big choice).
+    board = chess.Board("rnb1kbnr/ppqp1ppp/2p5/4p3/5P2/1P2P3/P1PP2PP/RNBQKBNR w KQkq - 0 4")
+    for uci in ("f1a6", "b7a6", "e1f2", "f8e7"):
+        board.push_uci(uci)
+    reports: list = []
+    result = Searcher(4).search(board, Limits(nodes=nodes), on_info=reports.append)
+    assert result.move in board.legal_moves and reports, result
+    assert reports[-1].pv[0] == result.move and reports[-1].score == result.score and abs(result.score) < MATE_BOUND
+
+
 def test_stop_from_another_thread_returns_a_legal_move_quickly() -> None:
     searcher = Searcher(4)
     board = chess.Board("r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1")

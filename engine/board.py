@@ -19,7 +19,8 @@ from typing import Optional
 
 import chess
 
-from garfish.engine.evaluate import ILLEGAL_FLAG, evaluate_kernel
+from garfish.engine.evaluate import evaluate_kernel
+from garfish.engine.flags import ILLEGAL_FLAG
 
 BB_SQUARES = chess.BB_SQUARES
 _NULL_MOVE = chess.Move.null()  # what pop returns: the search keeps no move stack

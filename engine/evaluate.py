@@ -19,6 +19,10 @@ from garfish.engine.bits import (
     KING_ATTACKS, KNIGHT_ATTACKS, ONE, U64,
     bishop_attacks, black_pawn_attacks, lsb, popcount, rook_attacks, white_pawn_attacks,
 )
+from garfish.engine.flags import (  # noqa: F401 (the flags' names, re-exported for evaluate_kernel's callers)
+    ATTACKS_BISHOP, ATTACKS_KNIGHT, ATTACKS_PAWN, ATTACKS_QUEEN, ATTACKS_ROOK, FLAG_BITS, FLAGS_MASK, ILLEGAL_FLAG,
+    IN_CHECK_FLAG, PROMOTION_FLAG, attack_flags,
+)
 
 # Material and piece-square tables: PeSTO's values by Ronald Friederich
 # (chessprogramming.org/PeSTO's_Evaluation_Function, RofChade, Texel-tuned).
@@ -166,20 +170,6 @@ BISHOP_PAIR_MG, BISHOP_PAIR_EG = 25, 50
 ROOK_OPEN_MG, ROOK_OPEN_EG = 25, 10
 ROOK_HALF_OPEN_MG, ROOK_HALF_OPEN_EG = 12, 6
 TEMPO = 10
-
-# evaluate_kernel's result packs the score and eight flags: score << FLAG_BITS | flags.
-FLAG_BITS = 8
-FLAGS_MASK = (1 << FLAG_BITS) - 1
-ATTACKS_PAWN = 1     # the side to move attacks an enemy pawn ...
-ATTACKS_KNIGHT = 2   # ... knight
-ATTACKS_BISHOP = 4   # ... bishop
-ATTACKS_ROOK = 8     # ... rook
-ATTACKS_QUEEN = 16   # ... queen: python-chess piece type t is bit t - 1
-PROMOTION_FLAG = 32  # the side to move has a pawn on its seventh rank
-IN_CHECK_FLAG = 64   # the side to move is in check
-ILLEGAL_FLAG = 128   # the side to move attacks the other king: the last move was illegal
-RANK_2 = np.uint64(0xFF00)
-RANK_7 = np.uint64(0x00FF000000000000)
 
 
 def _file_masks() -> np.ndarray:
@@ -334,6 +324,7 @@ def evaluate_kernel(pawns, knights, bishops, rooks, queens, kings, black, white,
     no capture can matter. From the same attack maps, IN_CHECK_FLAG and
     ILLEGAL_FLAG: the search calls this right after each pseudo-legal move, so one
     call answers legality, check and the evaluation. Use evaluate() for the plain score.
+    The flags are engine.flags' (attack_flags), shared with the network's kernels.
     """
     occ = white | black
     if not (kings & white) or not (kings & black):
@@ -360,30 +351,9 @@ def evaluate_kernel(pawns, knights, bishops, rooks, queens, kings, black, white,
         non_pawn = (knights | bishops | rooks | queens)
         if popcount(non_pawn & strong) <= ONE and not ((rooks | queens) & strong):
             score //= 8
-    # Capture hints for the side to move.
-    if turn:
-        att = w_att | white_pawn_att
-        enemy_att = b_att | black_pawn_att
-        victims = black
-        own = white
-        promoting = pawns & white & RANK_7
-    else:
-        att = b_att | black_pawn_att
-        enemy_att = w_att | white_pawn_att
-        victims = white
-        own = black
-        promoting = pawns & black & RANK_2
-    flags = 0
-    if att & kings & victims:
-        flags |= ILLEGAL_FLAG
-    if enemy_att & kings & own:
-        flags |= IN_CHECK_FLAG
-    pieces = (pawns, knights, bishops, rooks, queens)
-    for kind in range(5):
-        if att & victims & pieces[kind]:
-            flags |= ATTACKS_PAWN << kind
-    if promoting:
-        flags |= PROMOTION_FLAG
+    # Capture hints, check and legality for the side to move, from the attack maps built above.
+    flags = attack_flags(pawns, knights, bishops, rooks, queens, kings, black, white, turn,
+                         w_att | white_pawn_att, b_att | black_pawn_att)
     return ((score + TEMPO) << FLAG_BITS) | flags
 
 

@@ -19,9 +19,10 @@ import chess
 
 from garfish.engine.board import SearchBoard
 from garfish.engine.checks import check_masks_kernel, gives_check_kernel, threats_kernel
-from garfish.engine.evaluate import (
+from garfish.engine.evaluate import evaluate_packed
+from garfish.engine.flags import (
     ATTACKS_BISHOP, ATTACKS_KNIGHT, ATTACKS_PAWN, ATTACKS_QUEEN, ATTACKS_ROOK, FLAG_BITS, FLAGS_MASK, IN_CHECK_FLAG,
-    PROMOTION_FLAG, evaluate_packed,
+    PROMOTION_FLAG,
 )
 from garfish.engine.history import History
 from garfish.engine.movepick import (

@@ -19,7 +19,8 @@ from typing import Iterator, Optional
 import chess
 
 from garfish.engine.board import SearchBoard
-from garfish.engine.evaluate import IN_CHECK_FLAG, evaluate_packed
+from garfish.engine.evaluate import evaluate_packed
+from garfish.engine.flags import IN_CHECK_FLAG
 from garfish.engine.movepick import pick_evasions, pick_moves
 
 Hint = tuple[Optional[chess.Move], Optional[chess.Move], Optional[chess.Move]]

@@ -15,7 +15,7 @@ claims) see only the search's root. Chess960 boards use python-chess's push.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Self
 
 import chess
 
@@ -43,7 +43,7 @@ class SearchBoard(chess.Board):
         self._undo: list[tuple] = []
 
     @classmethod
-    def from_board(cls, board: chess.Board) -> "SearchBoard":
+    def from_board(cls, board: chess.Board) -> Self:
         """The board's current position (not its move stack), ready to search."""
         self = cls(None, chess960=board.chess960)
         self.pawns, self.knights, self.bishops = board.pawns, board.knights, board.bishops
@@ -162,6 +162,12 @@ class SearchBoard(chess.Board):
             self.pop()
             return None
         return packed
+
+    def evaluate_packed(self) -> int:
+        """evaluate_kernel's packed result for the position, as push_legal returns it."""
+        occupied_co = self.occupied_co
+        return int(evaluate_kernel(self.pawns, self.knights, self.bishops, self.rooks, self.queens, self.kings,
+                                   occupied_co[0], occupied_co[1], self.turn))
 
     def pop(self) -> chess.Move:  # type: ignore[override]
         """Unmake the last push. (Returns the null move: the search does not keep a move stack.)"""

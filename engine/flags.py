@@ -2,8 +2,8 @@
 
 An evaluation kernel returns score << FLAG_BITS | flags: the search reads legality, check and
 the capture hints from the flags. The hand-written kernel (engine.evaluate) builds both sides'
-attack maps as it scores mobility and hands them to attack_flags; another evaluation gives the
-same flags for the same position through the same function.
+attack maps as it scores mobility and hands them to attack_flags; the network's (engine.nnue),
+which has none of its own, builds them with side_attacks: the same flags for the same position.
 """
 
 from __future__ import annotations
@@ -11,7 +11,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-import garfish.engine.bits  # noqa: F401 (first, as every kernel module: it sets where Numba caches kernels)
+from garfish.engine.bits import (
+    KING_ATTACKS, KNIGHT_ATTACKS, ONE, bishop_attacks, black_pawn_attacks, lsb, rook_attacks, white_pawn_attacks,
+)
 
 # An evaluation kernel's result packs the score and eight flags: score << FLAG_BITS | flags.
 FLAG_BITS = 8
@@ -57,3 +59,26 @@ def attack_flags(pawns, knights, bishops, rooks, queens, kings, black, white, tu
         flags |= PROMOTION_FLAG
     return flags
 
+
+
+@njit(cache=True)
+def side_attacks(white_side, own, pawns, knights, bishops, rooks, queens, kings, occ):
+    """Every square the pieces of one side (own; white_side: is it White) attack, as attack_flags
+    takes them: pawn captures, knights, sliders on the occupancy occ, and the king."""
+    att = white_pawn_attacks(pawns & own) if white_side else black_pawn_attacks(pawns & own)
+    bb = kings & own
+    if bb:
+        att |= KING_ATTACKS[lsb(bb)]
+    bb = knights & own
+    while bb:
+        att |= KNIGHT_ATTACKS[lsb(bb)]
+        bb &= bb - ONE
+    bb = (bishops | queens) & own
+    while bb:
+        att |= bishop_attacks(lsb(bb), occ)
+        bb &= bb - ONE
+    bb = (rooks | queens) & own
+    while bb:
+        att |= rook_attacks(lsb(bb), occ)
+        bb &= bb - ONE
+    return att

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,6 +28,15 @@ def data_missing(reason: str) -> None:
 ENGINE_CMD = [sys.executable, "-m", "garfish.uci"]
 SCRIPTED = Path(__file__).resolve().parent / "scripted_engine.py"  # tests/scripted_engine.py, a scripted UCI engine
 CLI_TIMEOUT = 120  # seconds a tool run through its command line may take in a test
+
+
+def run_interpreted(code: str, data: Any) -> Any:
+    """Run Python code with the Numba kernels interpreted (NUMBA_DISABLE_JIT=1) in a child process
+    in the project folder, the data on its stdin as JSON; what it prints, read as JSON."""
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    out = subprocess.run([sys.executable, "-c", code], input=json.dumps(data), capture_output=True, text=True,
+                         cwd=ROOT, env=env, timeout=300, check=True)
+    return json.loads(out.stdout)
 
 
 @pytest.fixture(scope="session")

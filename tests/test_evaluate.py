@@ -10,7 +10,7 @@ import sys
 import chess
 
 from garfish.engine.evaluate import evaluate
-from conftest import ROOT
+from conftest import run_interpreted
 from positions import random_game_boards
 
 
@@ -54,10 +54,7 @@ def test_compiled_and_interpreted_kernels_agree() -> None:
         "from engine.evaluate import evaluate\n"
         "print(json.dumps([evaluate(chess.Board(f)) for f in json.loads(sys.stdin.read())]))\n"
     )
-    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
-    out = subprocess.run([sys.executable, "-c", script], input=json.dumps(fens), capture_output=True, text=True,
-                         cwd=ROOT, env=env, timeout=300, check=True)
-    assert json.loads(out.stdout) == [evaluate(b) for b in boards]
+    assert run_interpreted(script, fens) == [evaluate(b) for b in boards]
 
 
 def test_numba_cache_goes_somewhere_writable_when_the_package_is_read_only(tmp_path, monkeypatch) -> None:

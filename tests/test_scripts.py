@@ -71,6 +71,25 @@ def test_calibrate_plays_each_setting_once_and_tabulates_it(tmp_path: Path) -> N
     assert again.returncode == 0 and "# UCI_Elo 1000" not in again.stdout and row.group(0) in again.stdout
 
 
+def test_random_network_writes_a_network_of_the_sizes_asked(tmp_path: Path) -> None:
+    from garfish.engine.network import CRELU, read_network
+
+    proc = run_script("random_network.py", str(tmp_path), "--hidden", "16", "--buckets", "2", "--activation", "crelu")
+    assert proc.returncode == 0, proc.stderr
+    path = Path(proc.stdout.strip())
+    assert path.parent == tmp_path and path.name.startswith("nn-")
+    network = read_network(path)
+    assert (network.hidden, network.buckets, network.activation) == (16, 2, CRELU)
+
+
+def test_nnue_speed_tabulates_each_kernel_against_the_hand_written_one() -> None:
+    proc = run_script("nnue_speed.py", "--rounds", "1", "--hidden", "8", "--positions", "1")
+    assert proc.returncode == 0, proc.stderr
+    for label in ("classic", "H=8 scratch", "H=8 incremental"):
+        assert re.search(rf"^{label} +[\d.]+ us per evaluation, x[\d.]+ the hand-written kernel", proc.stdout, re.M), \
+            proc.stdout
+
+
 @pytest.mark.parametrize("required", [False, True])
 def test_missing_shared_data_skips_for_users_and_fails_under_ci(tmp_path: Path, required: bool) -> None:
     env = dict(os.environ, GARFISH_DATA=str(tmp_path / "no-such-folder"))

@@ -1,0 +1,319 @@
+"""The network's evaluation in Numba: engine.network's forward pass from the board's bitboards.
+
+A NetworkEvaluator holds a network's weights as the kernels take them; the Searcher that owns
+one searches with the network instead of the hand-written evaluation (engine.evaluate). Both
+kernels return what evaluate_kernel returns, score << FLAG_BITS | flags, with the very same
+flags (engine.flags), and a score equal to engine.network.forward(network, board): nothing
+added, and exact in integers (the bounds are in _output's comments).
+
+Two kernels:
+- network_kernel computes both accumulators from scratch (evaluate_packed for any board);
+- network_update_kernel, the search's, keeps one accumulator pair per ply in the board's
+  NetworkBoard, together with the bitboards it was made from, and makes a ply's pair from the
+  ply before's by subtracting the rows of the pieces gone and adding those of the pieces come
+  (from the two positions' bitboards: 2 to 4 rows for a move, none for a null move), or from
+  scratch when more than two pieces went or came. It never trusts the search to keep the plies
+  in step: whatever a slot holds, the update is exact.
+
+From scratch or incremental (the issue's question), measured by `.venv/bin/python
+scripts/nnue_speed.py --rounds 15 [--activation crelu]`: the cost of one evaluation, Python call
+included, over every move and reply of the 31 bench positions (29,878 evaluations; process CPU
+time, the kernels alternating position by position; the machine's 2 cores were shared with
+other work, so the ratios to the hand-written kernel, paired round by round, are the figures):
+
+    H                      8     64    128    256      (2026-11-23, 8 buckets)
+    SCReLU from scratch  1.53x  1.97x  2.19x  2.66x    the hand-written kernel: 1.51 us
+    SCReLU incremental   1.65x  1.73x  1.80x  1.89x
+    CReLU from scratch          1.68x  2.09x  2.52x    (1.66 us)
+    CReLU incremental           1.72x  1.74x  1.86x
+
+From scratch pays a row per piece and perspective; incremental pays one more array argument and
+the ply (len() of the board's undo list), a row per changed piece, and a state of
+130 x (2H + 16) int32 per search, but no Python work in make or unmake. It is as fast at H = 64
+and faster from H = 128 on (29% less per evaluation at 256): the search uses it.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import chess
+import numpy as np
+from numba import njit
+
+from garfish.engine.bits import ONE, lsb, popcount
+from garfish.engine.board import SearchBoard
+from garfish.engine.flags import FLAG_BITS, ILLEGAL_FLAG, attack_flags, side_attacks
+from garfish.engine.network import FEATURES, SCRELU, Network
+from garfish.engine.types import MAX_PLY, TB_WIN_BOUND
+
+# The kernels' weight matrix, int16 [771 + 2B, H]: W1's 768 rows, b1, a row of zeros, then for
+# each output bucket b the side to move's half of W2[b] and the other side's half.
+BIAS_ROW = FEATURES
+ZERO_ROW = FEATURES + 1  # all zero: the row of "no piece" in an update
+OUTPUT_ROW = FEATURES + 2
+# The kernels' int64 parameters: activation, QA, QB, SCALE, then b2 (one per bucket).
+ACTIVATION, QA, QB, SCALE, OUTPUT_BIAS = 0, 1, 2, 3, 4
+# A score at or beyond TB_WIN_BOUND would read as a tablebase win: a network's is held below it
+# (no realistic network comes near; forward() itself is not bounded).
+SCORE_LIMIT = TB_WIN_BOUND - 1
+# Accumulator pairs kept per search: one per ply (the deepest position the search makes is at
+# MAX_PLY); a deeper ply, should one come, shares the last slot and is computed from scratch.
+STATE_PLIES = MAX_PLY + 2
+OWN, ENEMY = 0, 384  # the first feature of the perspective's own pieces, and of the other side's
+
+BITBOARDS = "uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean"
+SCRATCH_SIGNATURE = f"int64({BITBOARDS}, int16[:, ::1], int64[::1])"
+UPDATE_SIGNATURE = f"int64({BITBOARDS}, int16[:, ::1], int64[::1], int32[:, ::1], int64)"
+
+
+@njit(cache=True)
+def _network_flags(pawns, knights, bishops, rooks, queens, kings, black, white, turn):
+    """evaluate_kernel's flags for the position, from attack maps built here."""
+    occ = white | black
+    return attack_flags(pawns, knights, bishops, rooks, queens, kings, black, white, turn,
+                        side_attacks(True, white, pawns, knights, bishops, rooks, queens, kings, occ),
+                        side_attacks(False, black, pawns, knights, bishops, rooks, queens, kings, occ))
+
+
+@njit(cache=True)
+def _refresh(acc_white, acc_black, pieces, white, weights):
+    """White's and Black's accumulators from scratch: b1 plus the rows of every piece's feature."""
+    hidden = weights.shape[1]
+    bias = weights[BIAS_ROW]
+    for j in range(hidden):
+        acc_white[j] = bias[j]
+        acc_black[j] = bias[j]
+    for kind in range(6):
+        bb = pieces[kind]
+        while bb:
+            sq = np.int64(lsb(bb))
+            is_white = (ONE << np.uint64(sq)) & white
+            bb &= bb - ONE
+            row_white = weights[kind * 64 + (OWN if is_white else ENEMY) + sq]
+            row_black = weights[kind * 64 + (ENEMY if is_white else OWN) + (sq ^ 56)]
+            for j in range(hidden):
+                acc_white[j] += row_white[j]
+                acc_black[j] += row_black[j]
+
+
+@njit(cache=True)
+def _collect(squares, base_white, base_black, count, first, second):
+    """Add the rows of the pieces on squares (features base + square in White's view, base +
+    flipped square in Black's) to a list of at most two (first, second: (White's row, Black's
+    row), count of them so far); the new count, -1 when there would be more than two."""
+    while squares:
+        if count == 2:
+            return -1, first, second
+        sq = np.int64(lsb(squares))
+        squares &= squares - ONE
+        if count == 0:
+            first = (base_white + sq, base_black + (sq ^ 56))
+        else:
+            second = (base_white + sq, base_black + (sq ^ 56))
+        count += 1
+    return count, first, second
+
+
+@njit(cache=True)
+def _changes(parent, pieces, white, black):
+    """The feature rows that turn the parent position's accumulators into this position's: two
+    pieces gone and two come, each as (White's row, Black's row), ZERO_ROW where fewer changed;
+    or None when more than two pieces left or came (a move moves at most two each way), the
+    accumulators then to be made from scratch."""
+    none = (ZERO_ROW, ZERO_ROW)
+    gone, gone1, gone2 = 0, none, none
+    came, came1, came2 = 0, none, none
+    for kind in range(6):
+        for is_white in (True, False):
+            before = parent[kind] & (parent[7] if is_white else parent[6])
+            after = pieces[kind] & (white if is_white else black)
+            if before == after:
+                continue
+            base_white = kind * 64 + (OWN if is_white else ENEMY)
+            base_black = kind * 64 + (ENEMY if is_white else OWN)
+            stayed = before & after
+            gone, gone1, gone2 = _collect(before ^ stayed, base_white, base_black, gone, gone1, gone2)
+            came, came1, came2 = _collect(after ^ stayed, base_white, base_black, came, came1, came2)
+            if gone < 0 or came < 0:
+                return None
+    return gone1, gone2, came1, came2
+
+
+@njit(cache=True)
+def _output(acc_us, acc_them, occ, weights, params):
+    """The network's score from the side to move's accumulator and the other side's (forward()'s
+    steps from the activation on), held within +-SCORE_LIMIT."""
+    hidden = weights.shape[1]
+    buckets = params.shape[0] - OUTPUT_BIAS
+    qa = params[QA]
+    bucket = min(buckets - 1, max(np.int64(popcount(occ)) - 2, 0) * buckets // 32)
+    w_us = weights[OUTPUT_ROW + 2 * bucket]
+    w_them = weights[OUTPUT_ROW + 2 * bucket + 1]
+    # Exact in integers (QA, QB, SCALE <= 65535, |w| <= 32768, 2H <= 8192): c = clamp(x, 0, QA)
+    # fits int32; a CReLU product c * w is at most 65535 * 32768 < 2^31, and an SCReLU one
+    # c * c * w at most 2^31 when QA <= 256: those are multiplied in int32 (the truncations say
+    # so to LLVM, whose 32-bit lanes are twice as many) and summed in int64. With a larger QA,
+    # SCReLU multiplies in int64 (|c * c * w| < 2^47, the sum < 2^60).
+    zero = np.int32(0)
+    qa32 = np.int32(qa)
+    total = np.int64(0)
+    if params[ACTIVATION] == SCRELU:
+        if qa <= 256:
+            for j in range(hidden):
+                c = min(max(acc_us[j], zero), qa32)
+                total += np.int32(np.int32(c * c) * w_us[j])
+            for j in range(hidden):
+                c = min(max(acc_them[j], zero), qa32)
+                total += np.int32(np.int32(c * c) * w_them[j])
+        else:
+            for j in range(hidden):
+                c = np.int64(min(max(acc_us[j], zero), qa32))
+                total += c * c * w_us[j]
+            for j in range(hidden):
+                c = np.int64(min(max(acc_them[j], zero), qa32))
+                total += c * c * w_them[j]
+        total //= qa
+    else:
+        for j in range(hidden):
+            total += np.int32(min(max(acc_us[j], zero), qa32) * w_us[j])
+        for j in range(hidden):
+            total += np.int32(min(max(acc_them[j], zero), qa32) * w_them[j])
+    # |total| < 8192 * 65535 * 32768 < 2^44 and |b2| < 2^31: times SCALE it stays below 2^60.
+    score = (total + params[OUTPUT_BIAS + bucket]) * params[SCALE] // (qa * params[QB])
+    return min(max(score, -SCORE_LIMIT), SCORE_LIMIT)
+
+
+@njit(cache=True)
+def _evaluate(pawns, knights, bishops, rooks, queens, kings, black, white, turn, weights, params, state, ply):
+    """network_update_kernel's work (see there)."""
+    if not (kings & white) or not (kings & black):
+        return 0  # not a real position; the search never gets here
+    flags = _network_flags(pawns, knights, bishops, rooks, queens, kings, black, white, turn)
+    if flags & ILLEGAL_FLAG:
+        return flags
+    hidden = weights.shape[1]
+    slot = min(ply, state.shape[0] - 1)
+    acc_white = state[slot, :hidden]
+    acc_black = state[slot, hidden:2 * hidden]
+    pieces = (pawns, knights, bishops, rooks, queens, kings)
+    fresh = True
+    if slot > 0:
+        changes = _changes(state[slot - 1, 2 * hidden:].view(np.uint64), pieces, white, black)
+        if changes is not None:
+            # One pass: the parent's accumulators, less the rows of the pieces gone, plus those come.
+            fresh = False
+            gone1, gone2, came1, came2 = changes
+            from_white = state[slot - 1, :hidden]
+            from_black = state[slot - 1, hidden:2 * hidden]
+            gone_w1, gone_w2 = weights[gone1[0]], weights[gone2[0]]
+            came_w1, came_w2 = weights[came1[0]], weights[came2[0]]
+            gone_b1, gone_b2 = weights[gone1[1]], weights[gone2[1]]
+            came_b1, came_b2 = weights[came1[1]], weights[came2[1]]
+            for j in range(hidden):
+                acc_white[j] = from_white[j] - gone_w1[j] - gone_w2[j] + came_w1[j] + came_w2[j]
+                acc_black[j] = from_black[j] - gone_b1[j] - gone_b2[j] + came_b1[j] + came_b2[j]
+    if fresh:
+        _refresh(acc_white, acc_black, pieces, white, weights)
+    record = state[slot, 2 * hidden:].view(np.uint64)
+    for kind in range(6):
+        record[kind] = pieces[kind]
+    record[6] = black
+    record[7] = white
+    if turn:
+        score = _output(acc_white, acc_black, white | black, weights, params)
+    else:
+        score = _output(acc_black, acc_white, white | black, weights, params)
+    return (score << FLAG_BITS) | flags
+
+
+@njit(SCRATCH_SIGNATURE, cache=True, nogil=True)
+def network_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, weights, params):
+    """The network's score from the side to move's view packed with evaluate_kernel's flags:
+    score << FLAG_BITS | flags, the accumulators computed from scratch. A position whose side
+    to move could take the king (ILLEGAL_FLAG: the search drops it) scores 0."""
+    state = np.empty((1, 2 * weights.shape[1] + 16), np.int32)  # one slot: no parent to update from
+    return _evaluate(pawns, knights, bishops, rooks, queens, kings, black, white, turn, weights, params, state, 0)
+
+
+@njit(UPDATE_SIGNATURE, cache=True, nogil=True)
+def network_update_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, weights, params,
+                          state, ply):
+    """network_kernel's result, with the accumulators of slot `ply` made from those of slot
+    ply - 1. state: int32 [plies, 2H + 16], per slot White's accumulator, Black's, and the
+    bitboards they were made from (pawns .. kings, black, white as 8 uint64); the kernel writes a
+    slot's accumulators and bitboards together, so every slot is self-consistent."""
+    return _evaluate(pawns, knights, bishops, rooks, queens, kings, black, white, turn, weights, params, state, ply)
+
+
+class NetworkEvaluator:
+    """A network ready for the kernels; give it to Searcher(evaluator=...) to search with it."""
+
+    def __init__(self, network: Network, name: str = "") -> None:
+        """name: how to call the network in messages (its file name, say)."""
+        self.network = network
+        self.name = name or network.description or "network"
+        hidden, buckets = network.hidden, network.buckets
+        self.weights = np.ascontiguousarray(np.concatenate([
+            network.w1.astype(np.int16), network.b1.astype(np.int16).reshape(1, hidden),
+            np.zeros((1, hidden), dtype=np.int16), network.w2.astype(np.int16).reshape(2 * buckets, hidden)]))
+        self.params = np.array([network.activation, network.qa, network.qb, network.scale,
+                                *network.b2.tolist()], dtype=np.int64)
+
+    def describe(self) -> str:
+        """One line about the network: name, sizes and activation."""
+        activation = "SCReLU" if self.network.activation == SCRELU else "CReLU"
+        return (f"{self.name} (768x2 -> {self.network.hidden}x2 {activation} -> 1, "
+                f"{self.network.buckets} output bucket{'s' if self.network.buckets > 1 else ''})")
+
+    def evaluate_packed(self, board: chess.Board) -> int:
+        """network_kernel's packed result for the board (score << FLAG_BITS | flags)."""
+        black, white = board.occupied_co
+        return int(network_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
+                                  board.kings, black, white, board.turn, self.weights, self.params))
+
+    def evaluate(self, board: chess.Board) -> int:
+        """The network's evaluation of the board in centipawns, from the side to move's view."""
+        return self.evaluate_packed(board) >> FLAG_BITS
+
+    def search_board(self, board: chess.Board) -> "NetworkBoard":
+        """The board's position as a NetworkBoard on this network, with fresh accumulators."""
+        return NetworkBoard.from_board(board).use_network(self)
+
+
+class NetworkBoard(SearchBoard):
+    """A SearchBoard that evaluates with a network: push_legal runs network_update_kernel on the
+    board's own accumulators (one pair per ply; make and unmake do no network work)."""
+
+    weights: np.ndarray
+    params: np.ndarray
+    state: np.ndarray
+
+    def use_network(self, evaluator: NetworkEvaluator) -> "NetworkBoard":
+        """Evaluate with this network from now on, with accumulators of the board's own."""
+        self.weights, self.params = evaluator.weights, evaluator.params
+        # network_update_kernel's state; all zero, no slot holds a position with kings yet.
+        self.state = np.zeros((STATE_PLIES, 2 * evaluator.network.hidden + 16), dtype=np.int32)
+        return self
+
+    def push_legal(self, move: chess.Move) -> Optional[int]:
+        """SearchBoard.push_legal with the network's evaluation. (The kernel is called here as in
+        evaluate_packed, not through it: a Python call less per node.)"""
+        self.push(move)
+        occupied_co = self.occupied_co
+        packed = network_update_kernel(self.pawns, self.knights, self.bishops, self.rooks, self.queens, self.kings,
+                                       occupied_co[0], occupied_co[1], self.turn, self.weights, self.params,
+                                       self.state, len(self._undo or self.move_stack))
+        if packed & ILLEGAL_FLAG:
+            self.pop()
+            return None
+        return packed
+
+    def evaluate_packed(self) -> int:
+        """The network's packed result for the position, its ply's accumulators updated from the
+        ply before's. (The ply: the depth of the undo list, or of python-chess's move stack on a
+        Chess960 board, whose moves python-chess makes.)"""
+        occupied_co = self.occupied_co
+        return network_update_kernel(self.pawns, self.knights, self.bishops, self.rooks, self.queens, self.kings,
+                                     occupied_co[0], occupied_co[1], self.turn, self.weights, self.params, self.state,
+                                     len(self._undo or self.move_stack))

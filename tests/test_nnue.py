@@ -1,0 +1,213 @@
+"""The network's kernels (engine/nnue.py): exactly engine.network.forward's score, and the very
+flags of the hand-written kernel, from scratch and with the accumulators updated ply by ply."""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import random
+from itertools import islice
+from pathlib import Path
+from typing import Iterator
+
+import chess
+import pytest
+
+from conftest import data_missing, run_interpreted
+from garfish.engine.evaluate import FLAG_BITS, FLAGS_MASK, ILLEGAL_FLAG, evaluate_packed
+from garfish.engine.network import CRELU, SCRELU, Network, forward
+from garfish.engine.nnue import SCORE_LIMIT, STATE_PLIES, NetworkBoard, NetworkEvaluator
+from positions import random_game_boards
+from test_network import random_network
+
+# (activation, H, buckets, QA): both activations, four sizes, one and eight buckets; and a QA
+# above 256, for which SCReLU's products take the kernels' int64 path.
+NETWORKS = [(activation, hidden, buckets, 255) for activation in (CRELU, SCRELU) for hidden in (8, 64, 128, 256)
+            for buckets in (1, 8)] + [(CRELU, 64, 8, 1000), (SCRELU, 64, 8, 1000)]
+RANDOM_PLAY = [board for index, board in enumerate(random_game_boards(games=24, seed=13)) if index % 2 == 0]
+TRAINING_LINES = 25_000  # lines read from the start of each training file ...
+TRAINING_EVERY = 20  # ... and every 20th position of them checked from scratch
+
+
+def make_network(activation: int, hidden: int, buckets: int, qa: int) -> Network:
+    """A random network in realistic ranges (test_network's), with this QA."""
+    return dataclasses.replace(random_network(activation, hidden, buckets, seed=hidden * 10 + buckets), qa=qa)
+
+
+def expected(network: Network, board: chess.Board) -> int:
+    """What a network kernel must return: forward()'s score packed with the hand-written kernel's flags."""
+    flags = evaluate_packed(board) & FLAGS_MASK
+    return flags if flags & ILLEGAL_FLAG else forward(network, board) << FLAG_BITS | flags
+
+
+def search_walk(evaluator: NetworkEvaluator, games: int, seed: int) -> Iterator[tuple[NetworkBoard, int]]:
+    """Random games played on a NetworkBoard as the search plays them: at each position a few
+    pseudo-legal moves are made with push_legal and taken back (illegal ones included), and a
+    null move; then a legal move is kept. Yields each position with push_legal's result, the
+    deepest games past the last slot of accumulators (STATE_PLIES)."""
+    rng = random.Random(seed)
+    for _ in range(games):
+        board = evaluator.search_board(chess.Board())
+        yield board, board.evaluate_packed()
+        while not board.is_game_over() and len(board._undo) < STATE_PLIES + 20:
+            moves = list(board.pseudo_legal_moves)
+            for move in rng.sample(moves, min(3, len(moves))):
+                packed = board.push_legal(move)
+                if packed is not None:
+                    yield board, packed
+                    board.pop()
+            if not board.is_check():
+                board.push(chess.Move.null())
+                yield board, board.evaluate_packed()
+                board.pop()
+            packed = board.push_legal(rng.choice(list(board.legal_moves)))
+            assert packed is not None
+            yield board, packed
+
+
+@pytest.mark.parametrize(("activation", "hidden", "buckets", "qa"), NETWORKS)
+def test_the_kernels_give_the_reference_score_and_the_hand_written_flags(activation: int, hidden: int,
+                                                                          buckets: int, qa: int) -> None:
+    network = make_network(activation, hidden, buckets, qa)
+    evaluator = NetworkEvaluator(network)
+    for board in RANDOM_PLAY:
+        assert evaluator.evaluate_packed(board) == expected(network, board), board.fen()
+    updated = 0
+    for board, packed in search_walk(evaluator, games=3, seed=hidden + buckets):
+        assert packed == expected(network, board), board.fen()
+        updated += 1
+    assert len(RANDOM_PLAY) + updated > 2000
+    # The networks are realistic: the scores spread out, and none reaches the kernels' limit.
+    scores = [forward(network, board) for board in RANDOM_PLAY[::10]]
+    assert len(set(scores)) > len(scores) // 2 and max(map(abs, scores)) < SCORE_LIMIT
+
+
+@pytest.mark.parametrize("activation", [CRELU, SCRELU])
+def test_a_position_and_its_colour_mirror_get_the_same_score(activation: int) -> None:
+    evaluator = NetworkEvaluator(make_network(activation, 64, 8, 255))
+    for board in RANDOM_PLAY:
+        assert evaluator.evaluate(board.mirror()) == evaluator.evaluate(board), board.fen()
+    for board, packed in search_walk(evaluator, games=1, seed=5):
+        # The mirror from scratch, the position with its accumulators updated.
+        assert evaluator.evaluate_packed(board.mirror()) == packed, board.fen()
+
+
+def test_illegal_positions_get_the_hand_written_flags_and_no_score() -> None:
+    evaluator = NetworkEvaluator(make_network(SCRELU, 64, 8, 255))
+    illegal = 0
+    for board in RANDOM_PLAY[::4]:
+        for move in board.pseudo_legal_moves:
+            if not board.is_legal(move):
+                board.push(move)
+                flags = evaluate_packed(board) & FLAGS_MASK
+                assert flags & ILLEGAL_FLAG and evaluator.evaluate_packed(board) == flags, board.fen()
+                board.pop()
+                illegal += 1
+    assert illegal > 20
+
+
+def test_the_score_is_held_below_the_tablebase_range() -> None:
+    network = make_network(CRELU, 8, 1, 255)
+    board = chess.Board()
+    for b2, score in ((2 ** 31 - 1, SCORE_LIMIT), (-2 ** 31, -SCORE_LIMIT)):
+        huge = NetworkEvaluator(dataclasses.replace(network, b2=network.b2 * 0 + b2))
+        assert abs(forward(huge.network, board)) > SCORE_LIMIT
+        assert huge.evaluate(board) == score
+        assert huge.search_board(board).evaluate_packed() >> FLAG_BITS == score
+
+
+def test_chess960_boards_update_their_accumulators_too() -> None:
+    # python-chess makes a Chess960 board's moves (its move stack gives the ply).
+    network = make_network(SCRELU, 64, 8, 255)
+    evaluator = NetworkEvaluator(network)
+    board = evaluator.search_board(chess.Board.from_chess960_pos(518 - 100))
+    board.evaluate_packed()
+    rng = random.Random(2)
+    for _ in range(60):
+        packed = board.push_legal(rng.choice(list(board.legal_moves)))
+        assert packed == expected(network, board), board.fen()
+    assert len(board.move_stack) == 60
+
+
+@pytest.fixture(scope="module")
+def training_games(data: Path) -> list[list[tuple[str, chess.Move]]]:
+    """Positions of the shared training data (train/*.txt.gz, the first TRAINING_LINES lines of
+    each file), each FEN with the move played, as games: runs of lines where each line's
+    position is the one before's after its move."""
+    files = sorted((data / "train").glob("*.txt.gz"))
+    if not files:
+        data_missing(f"no training positions (*.txt.gz) in {data / 'train'}")
+    games: list[list[tuple[str, chess.Move]]] = []
+    for path in files:
+        board = None
+        with gzip.open(path, "rt") as lines:
+            for line in islice(lines, TRAINING_LINES):
+                fen, _, best, _ = line.strip().split(";")
+                if board is None or board.fen() != fen:
+                    games.append([])
+                    board = chess.Board(fen)
+                move = chess.Move.from_uci(best)
+                games[-1].append((fen, move))
+                board.push(move)
+    return games
+
+
+@pytest.mark.parametrize(("activation", "hidden", "buckets"), [(CRELU, 128, 8), (SCRELU, 256, 8), (SCRELU, 64, 1)])
+def test_the_kernels_are_exact_on_the_training_positions(training_games: list[list[tuple[str, chess.Move]]],
+                                                         activation: int, hidden: int, buckets: int) -> None:
+    network = make_network(activation, hidden, buckets, 255)
+    evaluator = NetworkEvaluator(network)
+    fens = [fen for game in training_games for fen, _ in game]
+    for fen in fens[::TRAINING_EVERY]:
+        board = chess.Board(fen)
+        assert evaluator.evaluate_packed(board) == expected(network, board), fen
+    # Every tenth game played through a NetworkBoard, its accumulators updated move by move.
+    updated = 0
+    for game in training_games[::10]:
+        walk = evaluator.search_board(chess.Board(game[0][0]))
+        assert walk.evaluate_packed() == expected(network, walk)
+        for _, move in game[:-1]:
+            assert walk.push_legal(move) == expected(network, walk), walk.fen()
+            updated += 1
+    assert len(fens) // TRAINING_EVERY >= 2000 and updated >= 2000
+
+
+def test_compiled_and_interpreted_kernels_agree() -> None:
+    # The kernels run as plain Python under NUMBA_DISABLE_JIT=1: the same results as forward().
+    moves = [move.uci() for move in _random_game(seed=4, plies=40)]
+    code = (
+        "import json, sys, chess\n"
+        "sys.path.insert(0, 'tests')\n"
+        "from garfish.engine.network import forward\n"
+        "from garfish.engine.nnue import NetworkEvaluator\n"
+        "from test_nnue import make_network\n"
+        "moves = json.loads(sys.stdin.read())\n"
+        "results = []\n"
+        "for activation, qa in ((0, 255), (1, 255), (1, 1000)):\n"
+        "    evaluator = NetworkEvaluator(make_network(activation, 4, 2, qa))\n"
+        "    board = evaluator.search_board(chess.Board())\n"
+        "    results.append([int(board.evaluate_packed()), evaluator.evaluate_packed(board)])\n"
+        "    for uci in moves:\n"
+        "        results.append([int(board.push_legal(chess.Move.from_uci(uci))), evaluator.evaluate_packed(board)])\n"
+        "print(json.dumps(results))\n"
+    )
+    results = iter(run_interpreted(code, moves))
+    for activation, qa in ((CRELU, 255), (SCRELU, 255), (SCRELU, 1000)):
+        network = make_network(activation, 4, 2, qa)
+        board = chess.Board()
+        assert next(results) == [expected(network, board)] * 2
+        for uci in moves:
+            board.push_uci(uci)
+            assert next(results) == [expected(network, board)] * 2, board.fen()
+
+
+def _random_game(seed: int, plies: int) -> list[chess.Move]:
+    """The moves of a random game (at most `plies`)."""
+    rng = random.Random(seed)
+    board = chess.Board()
+    moves = []
+    while len(moves) < plies and not board.is_game_over():
+        move = rng.choice(list(board.legal_moves))
+        moves.append(move)
+        board.push(move)
+    return moves

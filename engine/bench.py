@@ -12,6 +12,7 @@ from garfish.engine.search import Searcher
 from garfish.engine.types import Limits
 
 if TYPE_CHECKING:
+    from garfish.engine.nnue import NetworkEvaluator
     from garfish.engine.syzygy import Tablebases
 
 BENCH_DEPTH = 6
@@ -70,10 +71,11 @@ class BenchResult:
 
 def run_bench(depth: int = BENCH_DEPTH,
               on_position: Optional[Callable[[int, str, int, float], None]] = None,
-              multipv: int = 1, tablebase: Optional[Tablebases] = None) -> BenchResult:
-    """Search every bench position to `depth` (with `multipv` lines, probing `tablebase` if given) with a
-    fresh searcher; return total nodes and time."""
-    searcher = Searcher(BENCH_HASH_MB)
+              multipv: int = 1, tablebase: Optional[Tablebases] = None,
+              evaluator: Optional[NetworkEvaluator] = None) -> BenchResult:
+    """Search every bench position to `depth` (with `multipv` lines, probing `tablebase` if given,
+    evaluating with the network `evaluator` if given) with a fresh searcher; return total nodes and time."""
+    searcher = Searcher(BENCH_HASH_MB, evaluator=evaluator)
     searcher.tablebase = tablebase
     total_nodes = 0
     total_time = 0.0

@@ -19,7 +19,6 @@ import chess
 
 from garfish.engine.board import SearchBoard
 from garfish.engine.checks import check_masks_kernel, gives_check_kernel, threats_kernel
-from garfish.engine.evaluate import evaluate_packed
 from garfish.engine.flags import (
     ATTACKS_BISHOP, ATTACKS_KNIGHT, ATTACKS_PAWN, ATTACKS_QUEEN, ATTACKS_ROOK, FLAG_BITS, FLAGS_MASK, IN_CHECK_FLAG,
     PROMOTION_FLAG,
@@ -42,6 +41,7 @@ from garfish.engine.types import (
 from garfish.engine.zobrist import zobrist, zobrist_kernel
 
 if TYPE_CHECKING:
+    from garfish.engine.nnue import NetworkEvaluator
     from garfish.engine.syzygy import Tablebases
 
 POLL_INTERVAL = 256        # nodes between checks of the clock and the stop flag ...
@@ -159,10 +159,13 @@ def game_keys(board: chess.Board) -> list[int]:
 class Searcher:
     """One chess search engine instance: TT, histories, counters and stop flag."""
 
-    def __init__(self, hash_mb: int = 16, seed: Optional[int] = None) -> None:
+    def __init__(self, hash_mb: int = 16, seed: Optional[int] = None,
+                 evaluator: Optional[NetworkEvaluator] = None) -> None:
         """hash_mb: the TT's size; seed: the random choices of a strength-limited search (engine.skill),
-        the same for the same seed (None: seeded by the system)."""
+        the same for the same seed (None: seeded by the system); evaluator: the network to evaluate
+        with (engine.nnue), None for the hand-written evaluation (engine.evaluate)."""
         self.tt = TranspositionTable(hash_mb)
+        self.evaluator = evaluator
         self.rng = random.Random(seed)
         self.history = History()
         self._own_stop = threading.Event()  # the stop flag of searches whose caller passes none
@@ -194,6 +197,12 @@ class Searcher:
         """Forget everything learned: clear the TT and the histories."""
         self.tt.clear()
         self.history.clear()
+
+    def set_evaluator(self, evaluator: Optional[NetworkEvaluator]) -> None:
+        """Evaluate with this network from the next search on (None: the hand-written evaluation),
+        and forget what the TT and histories learned with the other one."""
+        self.evaluator = evaluator
+        self.new_game()
 
     def resize_hash(self, megabytes: int) -> None:
         """Resize (and clear) the transposition table."""
@@ -247,7 +256,8 @@ class Searcher:
         self.history.clear_killers()
         self.keys = game_keys(board)
         self.barrier = 0
-        root = SearchBoard.from_board(board)
+        # The root's board evaluates every position the search makes (push_legal, evaluate_packed).
+        root = SearchBoard.from_board(board) if self.evaluator is None else self.evaluator.search_board(board)
 
         legal = list(root.legal_moves)
         if limits.searchmoves:
@@ -366,11 +376,11 @@ class Searcher:
         return SearchResult(best_move, ponder, best_score, depth_done, self.seldepth, self.nodes, elapsed,
                             pv if pv[0] == best_move else [best_move], lines)
 
-    def _aspiration(self, root: chess.Board, depth: int, prev: int,
+    def _aspiration(self, root: SearchBoard, depth: int, prev: int,
                     on_info: Optional[Callable[[SearchInfo], None]], multipv: int = 1) -> int:
         """Search the root (the moves of line `multipv`) with a window around the previous score,
         widening on failure."""
-        packed = evaluate_packed(root)
+        packed = root.evaluate_packed()
         if depth < ASPIRATION_DEPTH or abs(prev) >= MATE_BOUND:
             return self._negamax(root, depth, -INF, INF, 0, True, False, packed)
         delta = ASPIRATION_DELTA
@@ -445,8 +455,8 @@ class Searcher:
                  pv_node: bool, null_ok: bool, packed: int) -> int:
         """Fail-soft principal variation search; returns the score from the side to move's view.
 
-        packed: this position's evaluate_kernel result (score, capture hints, check and legality
-        flags), which the caller computed right after its move to test the move's legality.
+        packed: this position's evaluation kernel result (score, capture hints, check and legality
+        flags), which the caller computed right after its move (board.push_legal) to test its legality.
         """
         # The branches that run at some nodes only (steps 3, 3b, 5, 6 and 9's check test) are methods;
         # moving them out cost nothing measurable (whole bench CPU, 15 alternating pairs: median
@@ -721,7 +731,7 @@ class Searcher:
         board.push(NULL_MOVE)
         try:
             return -self._negamax(board, depth - 1 - reduction, -beta, -beta + 1, ply + 1, False, False,
-                                  evaluate_packed(board))
+                                  board.evaluate_packed())
         finally:
             board.pop()
             keys.pop()

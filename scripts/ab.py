@@ -1,6 +1,6 @@
 """A/B speed test of two Garfish revisions: `bench` nodes per second, paired runs.
 
-    python scripts/ab.py REV_A REV_B [--runs 5] [--depth 6] [--concurrent]
+    python scripts/ab.py REV_A REV_B [--runs 5] [--depth 6] [--concurrent] [--args-a ARGS] [--args-b ARGS]
 
 REV is anything `git rev-parse` accepts (a commit, a branch, HEAD~1), or `.` for
 the working tree as it is now (uncommitted edits included). Each side is built
@@ -11,7 +11,10 @@ A, B, A, B ... (or, with --concurrent, A and B run at the same time, one per
 core, swapping cores each round). The ratio is taken pair by pair, so a drift in
 the machine's speed during the test hits both sides alike; the median pair
 ratio is the figure to quote. Node counts are compared too: equal counts mean
-the same tree, which a "no functional change" commit must keep.
+the same tree, which a "no functional change" commit must keep. --args-a and --args-b add
+`bench` arguments to one side, so that one revision can be timed against itself with another
+setting: `ab.py . . --args-a="--evalfile /abs/path/nn-....gfnn"` (a path from the root: the
+bench runs in the side's install folder) times a network against the hand-written evaluation.
 
 Run it with the project's interpreter, e.g. `.venv/bin/python scripts/ab.py HEAD~1 HEAD`.
 """
@@ -21,6 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -46,6 +50,7 @@ class Side:
     site: Path
     module: str  # the UCI entry module: garfish.uci, or uci before the garfish.* layout
     cache: Path
+    args: list[str]  # extra `bench` arguments
 
 
 @dataclass
@@ -75,7 +80,7 @@ def export_tree(rev: str, dest: Path) -> None:
     subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
 
 
-def build(label: str, rev: str, work: Path) -> Side:
+def build(label: str, rev: str, work: Path, args: Optional[list[str]] = None) -> Side:
     """Install one revision into a folder of its own, without dependencies."""
     source = work / f"src-{label}"
     site = work / f"site-{label}"
@@ -85,13 +90,13 @@ def build(label: str, rev: str, work: Path) -> Side:
     module = "garfish.uci" if (site / "garfish" / "uci").is_dir() else "uci"
     cache = work / f"numba-{label}"
     cache.mkdir()
-    return Side(label, rev, site, module, cache)
+    return Side(label, rev, site, module, cache, args or [])
 
 
 def run_bench(side: Side, depth: Optional[int], cpu: Optional[int] = None) -> BenchRun:
     """Run `bench` of one side in a child process and parse its totals."""
     env = dict(os.environ, PYTHONPATH=str(side.site), NUMBA_CACHE_DIR=str(side.cache))
-    command = [sys.executable, "-P", "-m", side.module, "bench"] + ([str(depth)] if depth else [])
+    command = [sys.executable, "-P", "-m", side.module, "bench"] + ([str(depth)] if depth else []) + side.args
     if cpu is not None and hasattr(os, "sched_setaffinity"):
         command = ["taskset", "-c", str(cpu)] + command if shutil.which("taskset") else command
     proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -131,11 +136,14 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--runs", type=int, default=5, help="pairs of bench runs (default 5)")
     parser.add_argument("--depth", type=int, default=None, help="bench depth (default: bench's own)")
     parser.add_argument("--concurrent", action="store_true", help="run A and B at the same time, one per core")
+    parser.add_argument("--args-a", default="", help="extra bench arguments for A (one string)")
+    parser.add_argument("--args-b", default="", help="extra bench arguments for B (one string)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="garfish-ab-") as tmp:
         work = Path(tmp)
-        a, b = build("A", args.rev_a, work), build("B", args.rev_b, work)
-        print(f"A = {args.rev_a}, B = {args.rev_b}; {args.runs} pairs, "
+        a = build("A", args.rev_a, work, shlex.split(args.args_a))
+        b = build("B", args.rev_b, work, shlex.split(args.args_b))
+        print(f"A = {' '.join([args.rev_a, *a.args])}, B = {' '.join([args.rev_b, *b.args])}; {args.runs} pairs, "
               f"{'concurrent' if args.concurrent else 'alternating'}; {time.strftime('%Y-%m-%d %H:%M')}",
               flush=True)
         for side in (a, b):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 from typing import Union
 
 import pytest
@@ -50,6 +51,21 @@ def test_bad_bench_depth_is_an_error(capsys: pytest.CaptureFixture[str]) -> None
     """`garfish bench 0` explains the depth and exits with status 2 without searching."""
     assert exit_status(["bench", "0"]) == 2
     assert "depth must be a positive integer" in capsys.readouterr().err
+
+
+def test_bench_runs_with_a_network_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """`garfish bench --evalfile FILE` searches with the network and says so; a missing file is an error."""
+    from garfish.engine.network import write_network
+    from test_nnue import constant_network
+
+    path = write_network(constant_network(50), tmp_path)
+    assert exit_status(["bench", "1", "--evalfile", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert f"Evaluation: network {path.name} (768x2 -> 1x2 CReLU -> 1, 1 output bucket)" in out
+    assert "Nodes searched" in out
+    assert exit_status(["bench", "1", "--evalfile", str(tmp_path / "missing.gfnn")]) == 2
+    assert f"cannot use the network {tmp_path / 'missing.gfnn'}: no such file" in capsys.readouterr().err
+    assert exit_status(["bench", "1", "--evalfile"]) == 2 and "--evalfile needs a path" in capsys.readouterr().err
 
 
 def test_the_command_module_imports_no_tool_or_engine() -> None:

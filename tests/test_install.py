@@ -39,6 +39,7 @@ def test_wheel_holds_only_the_garfish_package(wheel: Path) -> None:
     for package in ("engine", "uci", "perft", "arena"):
         assert f"garfish/{package}/__init__.py" in names
     assert not any(name.startswith(("engine/", "uci/", "perft/", "arena/", "tests/", "scripts/")) for name in names)
+    assert "garfish/engine/nets/README.md" in names  # the folder of shipped networks (EvalFile)
 
 
 def test_clean_venv_imports_garfish_and_no_generic_top_level_module(wheel: Path, tmp_path: Path) -> None:

@@ -1,5 +1,6 @@
 """The network's kernels (engine/nnue.py): exactly engine.network.forward's score, and the very
-flags of the hand-written kernel, from scratch and with the accumulators updated ply by ply."""
+flags of the hand-written kernel, from scratch and with the accumulators updated ply by ply; and
+the search with a network."""
 
 from __future__ import annotations
 
@@ -11,12 +12,15 @@ from pathlib import Path
 from typing import Iterator
 
 import chess
+import numpy as np
 import pytest
 
-from conftest import data_missing, run_interpreted
+from conftest import ROOT, data_missing, run_interpreted
 from garfish.engine.evaluate import FLAG_BITS, FLAGS_MASK, ILLEGAL_FLAG, evaluate_packed
-from garfish.engine.network import CRELU, SCRELU, Network, forward
+from garfish.engine.network import CRELU, FEATURES, SCRELU, Network, forward, write_network
 from garfish.engine.nnue import SCORE_LIMIT, STATE_PLIES, NetworkBoard, NetworkEvaluator
+from garfish.engine.search import SearchInfo, Searcher
+from garfish.engine.types import Limits
 from positions import random_game_boards
 from test_network import random_network
 
@@ -211,3 +215,82 @@ def _random_game(seed: int, plies: int) -> list[chess.Move]:
         moves.append(move)
         board.push(move)
     return moves
+
+
+# --------------------------------------------------------------------------- searching with a network
+def constant_network(score: int) -> Network:
+    """A network that scores every position `score` for the side to move (b2 on the SCALE = QA * QB scale)."""
+    return Network(CRELU, 255, 64, 255 * 64, np.zeros((FEATURES, 1), dtype=np.int16), np.zeros(1, dtype=np.int16),
+                   np.zeros((1, 2), dtype=np.int16), np.array([score], dtype=np.int32), f"constant {score}")
+
+
+def material_network() -> Network:
+    """A network that scores a position 100 cp a pawn of material ahead (pawn 1, knight and bishop 3,
+    rook 5, queen 9) for the side to move: one hidden unit counts each side's own material."""
+    w1 = np.zeros((FEATURES, 1), dtype=np.int16)
+    for piece_type, pawns in zip(chess.PIECE_TYPES, (1, 3, 3, 5, 9, 0)):
+        w1[(piece_type - 1) * 64:piece_type * 64, 0] = pawns  # the perspective's own pieces only
+    # out = own material - the other side's; SCALE / (QA * QB) = 100.
+    return Network(CRELU, 255, 1, 25500, w1, np.zeros(1, dtype=np.int16), np.array([[1, -1]], dtype=np.int16),
+                   np.zeros(1, dtype=np.int32), "material")
+
+
+def test_the_test_networks_compute_what_they_say() -> None:
+    board = chess.Board("4k3/8/8/3q4/4P3/8/8/4K3 w - - 0 1")
+    assert forward(material_network(), board) == -800
+    board.turn = chess.BLACK
+    assert forward(material_network(), board) == 800
+    assert forward(constant_network(1234), board) == forward(constant_network(1234), chess.Board()) == 1234
+
+
+def test_a_search_with_a_network_scores_with_it() -> None:
+    # A queen hangs: taking it leaves a pawn against nothing, 100 cp by the material network; the
+    # hand-written evaluation values the same ending otherwise.
+    board = chess.Board("4k3/8/8/3q4/4P3/8/8/4K3 w - - 0 1")
+    result = Searcher(evaluator=NetworkEvaluator(material_network())).search(board, Limits(depth=3))
+    assert result.move == chess.Move.from_uci("e4d5") and result.score == 100
+    classic = Searcher().search(board, Limits(depth=3))
+    assert classic.move == result.move and classic.score != 100
+    # Every static evaluation is 1234 for the side to move: the root's score is -1234 after one
+    # ply, 1234 after two; every info line says so.
+    infos: list[SearchInfo] = []
+    searcher = Searcher(evaluator=NetworkEvaluator(constant_network(1234)))
+    result = searcher.search(chess.Board(), Limits(depth=2), on_info=infos.append)
+    assert [(info.depth, info.score) for info in infos] == [(1, -1234), (2, 1234)]
+    assert result.move in chess.Board().legal_moves and result.score == 1234
+
+
+def test_a_searcher_changes_its_evaluation_between_searches() -> None:
+    board = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
+    searcher = Searcher(evaluator=NetworkEvaluator(constant_network(-77)))
+    assert searcher.search(board, Limits(depth=1)).score == 77
+    searcher.set_evaluator(None)
+    assert searcher.search(board, Limits(depth=1)).score == Searcher().search(board, Limits(depth=1)).score
+    searcher.set_evaluator(NetworkEvaluator(constant_network(-77)))
+    assert searcher.search(board, Limits(depth=1)).score == 77
+
+
+def test_a_network_search_plays_legal_moves_in_random_and_chess960_games() -> None:
+    evaluator = NetworkEvaluator(make_network(SCRELU, 32, 8, 255))
+    searcher = Searcher(evaluator=evaluator)
+    for board in (chess.Board(), chess.Board.from_chess960_pos(123)):
+        rng = random.Random(7)
+        while not board.is_game_over() and board.ply() < 30:
+            result = searcher.search(board, Limits(nodes=300))
+            assert result.move in board.legal_moves, board.fen()
+            board.push(result.move if rng.random() < 0.5 else rng.choice(list(board.legal_moves)))
+
+
+def test_readme_network_example(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                capsys: pytest.CaptureFixture[str]) -> None:
+    # The second example of README.md's "Python API", run with a network file in the working folder.
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## Python API"):]
+    second = section.index("```python", section.index("```python") + 1) + len("```python")
+    code = section[second:section.index("```", second)]
+    path = write_network(constant_network(321), tmp_path)
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {"chess": chess, "Searcher": Searcher}
+    exec(compile(code.replace("nn-0123456789ab.gfnn", path.name), "README.md (network)", "exec"), namespace)
+    assert capsys.readouterr().out.strip() == "321"
+    assert namespace["searcher"].evaluator is None and namespace["network"].name == path.name

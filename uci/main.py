@@ -10,9 +10,10 @@ import sys
 from typing import Callable, Optional
 
 HELP_WORDS = ("-h", "--help", "help")
-BENCH_USAGE = ("usage: garfish bench [DEPTH] [--multipv N] [--syzygy PATH]\n\nSearch the bench positions to DEPTH "
-               "(default: the bench depth),\nwith N best lines (MultiPV, default 1), probing the Syzygy tables in "
-               "PATH (folders separated as in SyzygyPath) if given.")
+BENCH_USAGE = ("usage: garfish bench [DEPTH] [--multipv N] [--syzygy PATH] [--evalfile FILE]\n\nSearch the bench "
+               "positions to DEPTH (default: the bench depth),\nwith N best lines (MultiPV, default 1), probing the "
+               "Syzygy tables in PATH (folders separated as in SyzygyPath) if given,\nevaluating with the network "
+               "FILE (as the EvalFile option takes it; default: the hand-written evaluation).")
 
 
 def _print(line: str) -> None:
@@ -20,9 +21,22 @@ def _print(line: str) -> None:
     print(line, flush=True)
 
 
+def _take_option(args: list[str], name: str) -> tuple[list[str], Optional[str]]:
+    """The arguments without `name VALUE`, and VALUE (None when name is absent; "" when it has no value)."""
+    if name not in args:
+        return args, None
+    at = args.index(name)
+    if at + 1 >= len(args):
+        return args[:at], ""
+    return args[:at] + args[at + 2:], args[at + 1]
+
+
 # Each sub-command imports its module when it runs, so that the UCI engine starts fast.
 def bench_command(args: list[str]) -> int:
-    """`garfish bench [DEPTH] [--multipv N] [--syzygy PATH]`: the bench, ending in the Nodes searched signature."""
+    """`garfish bench [DEPTH] [--multipv N] [--syzygy PATH] [--evalfile FILE]`: the bench, ending in the
+    Nodes searched signature."""
+    from garfish.engine.evalfile import load_evaluator
+    from garfish.engine.network import NetworkError
     from garfish.engine.syzygy import TablebaseError
     from garfish.uci.tools import print_bench
 
@@ -37,14 +51,12 @@ def bench_command(args: list[str]) -> int:
             return 2
         multipv = int(args[at + 1])
         args = args[:at] + args[at + 2:]
-    syzygy = ""
-    if "--syzygy" in args:
-        at = args.index("--syzygy")
-        if at + 1 >= len(args):
-            print("garfish bench: --syzygy needs a path", file=sys.stderr)
+    args, syzygy = _take_option(args, "--syzygy")
+    args, evalfile = _take_option(args, "--evalfile")
+    for option, value in (("--syzygy", syzygy), ("--evalfile", evalfile)):
+        if value == "":
+            print(f"garfish bench: {option} needs a path", file=sys.stderr)
             return 2
-        syzygy = args[at + 1]
-        args = args[:at] + args[at + 2:]
     depth = None
     if args:
         if len(args) > 1 or not args[0].isdigit() or int(args[0]) < 1:
@@ -52,7 +64,12 @@ def bench_command(args: list[str]) -> int:
             return 2
         depth = int(args[0])
     try:
-        print_bench(depth, _print, multipv, syzygy)
+        evaluator = load_evaluator(evalfile) if evalfile is not None else None
+    except NetworkError as exc:
+        print(f"garfish bench: cannot use the network {evalfile}: {exc}", file=sys.stderr)
+        return 2
+    try:
+        print_bench(depth, _print, multipv, syzygy or "", evaluator)
     except TablebaseError as exc:
         print(f"garfish bench: cannot use the Syzygy tables: {exc}", file=sys.stderr)
         return 2

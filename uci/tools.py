@@ -2,24 +2,30 @@
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional
+
+if TYPE_CHECKING:
+    from garfish.engine.nnue import NetworkEvaluator
 
 
-def print_bench(depth: Optional[int], send: Callable[[str], None], multipv: int = 1, syzygy_path: str = "") -> int:
+def print_bench(depth: Optional[int], send: Callable[[str], None], multipv: int = 1, syzygy_path: str = "",
+                evaluator: Optional[NetworkEvaluator] = None) -> int:
     """Run the bench (with `multipv` lines; probing the Syzygy tables of syzygy_path, if given:
-    engine.syzygy.TablebaseError when they cannot serve), print per-position lines and the
-    Stockfish-style totals; return the node count."""
+    engine.syzygy.TablebaseError when they cannot serve; evaluating with the network `evaluator`
+    if given), print per-position lines and the Stockfish-style totals; return the node count."""
     from garfish.engine.bench import BENCH_DEPTH, BENCH_FENS, run_bench
     from garfish.engine.syzygy import Tablebases
 
     depth = depth or BENCH_DEPTH
     tablebase = Tablebases(syzygy_path) if syzygy_path else None
+    if evaluator is not None:
+        send(f"Evaluation: network {evaluator.describe()}")
 
     def report(index: int, fen: str, nodes: int, seconds: float) -> None:
         send(f"Position {index:2d}/{len(BENCH_FENS)}: {nodes:8d} nodes {seconds:6.2f} s  {fen}")
 
     try:
-        result = run_bench(depth, report, multipv, tablebase)
+        result = run_bench(depth, report, multipv, tablebase, evaluator)
     finally:
         if tablebase is not None:
             tablebase.close()

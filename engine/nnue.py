@@ -58,7 +58,8 @@ ACTIVATION, QA, QB, SCALE, OUTPUT_BIAS = 0, 1, 2, 3, 4
 # (no realistic network comes near; forward() itself is not bounded).
 SCORE_LIMIT = TB_WIN_BOUND - 1
 # Accumulator pairs kept per search: one per ply (the deepest position the search makes is at
-# MAX_PLY); a deeper ply, should one come, shares the last slot and is computed from scratch.
+# MAX_PLY); a deeper ply, should one come, shares the last slot (still exact, most likely made
+# from scratch).
 STATE_PLIES = MAX_PLY + 2
 OWN, ENEMY = 0, 384  # the first feature of the perspective's own pieces, and of the other side's
 

@@ -132,6 +132,7 @@ def test_options_are_listed_from_their_declarations(session: Session) -> None:
         "option name SyzygyProbeDepth type spin default 1 min 1 max 100",
         "option name Syzygy50MoveRule type check default true",
         "option name SyzygyProbeLimit type spin default 7 min 0 max 7",
+        "option name EvalFile type string default <classic>",
     ]
     assert lines[-1] == "uciok"
 

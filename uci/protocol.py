@@ -214,6 +214,7 @@ class UciEngine:
     """State and command handlers of one UCI session."""
 
     def __init__(self, out: TextIO = sys.stdout) -> None:
+        from garfish.engine.evalfile import DEFAULT_EVAL_FILE  # no Numba: the EvalFile default
         from garfish.engine.skill import ELO_MAX, ELO_MIN  # no Numba: the strength range, for UCI_Elo
 
         self.out = out
@@ -245,6 +246,9 @@ class UciEngine:
                                          lambda on: self.set_tablebase_setting("rule50", on))
         self.syzygy_probe_limit = Spin("SyzygyProbeLimit", 7, "most pieces of a position probed in the tablebases",
                                        lambda limit: self.set_tablebase_setting("probe_limit", limit), min=0, max=7)
+        self.eval_file = String("EvalFile", DEFAULT_EVAL_FILE,
+                                "the evaluation: a network file (.gfnn), or <classic> for the hand-written one",
+                                self.set_eval_file)
         self.options: list[Option[Any]] = [
             self.hash,
             Button("Clear Hash", help="empty the transposition table", on_change=self.clear_hash),
@@ -263,11 +267,12 @@ class UciEngine:
             self.syzygy_probe_depth,
             self.syzygy_50_move_rule,
             self.syzygy_probe_limit,
+            self.eval_file,
         ]
         self.book: Optional[Book] = None  # the BookFile's book, opened when the option is set
         self.searcher: Optional[Searcher] = None
         self.load_error: Optional[str] = None  # why the engine could not be built, reported on each use
-        self.load_warning: Optional[str] = None  # how it was built otherwise than asked, reported once
+        self.load_warnings: list[str] = []  # how it was built otherwise than asked, reported once
         self.loaded = threading.Event()
         self.search_thread: Optional[threading.Thread] = None
         self.search_limits: Optional[Limits] = None  # the limits handed to the search thread
@@ -306,17 +311,28 @@ class UciEngine:
 
     def _load(self) -> None:
         """Import and build the engine (Numba kernels load or compile here); without the memory
-        for the Hash asked, build it with the smallest table instead."""
+        for the Hash asked, build it with the smallest table instead, and with the hand-written
+        evaluation when the default EvalFile cannot be used."""
         try:
+            from garfish.engine.evalfile import CLASSIC, load_evaluator
+            from garfish.engine.network import NetworkError
             from garfish.engine.search import Searcher
 
             try:
                 self.searcher = Searcher(self.hash.value)
             except MemoryError as exc:
                 self.searcher = Searcher(self.hash.min)
-                self.load_warning = (f"error: no memory for a {self.hash.value} MB hash table ({exc}); "
-                                     f"using {self.hash.min} MB")
+                self.load_warnings.append(f"error: no memory for a {self.hash.value} MB hash table ({exc}); "
+                                          f"using {self.hash.min} MB")
                 self.hash.value = self.hash.min
+            try:
+                evaluator = load_evaluator(self.eval_file.default)
+                if evaluator is not None:
+                    self.searcher.set_evaluator(evaluator)
+            except NetworkError as exc:
+                self.load_warnings.append(f"error: EvalFile {self.eval_file.default}: {exc}; using {CLASSIC}, "
+                                          "the hand-written evaluation")
+                self.eval_file.value = CLASSIC
         except Exception:  # reported on isready/go, never swallowed
             self.load_error = traceback.format_exc()
         finally:
@@ -325,9 +341,8 @@ class UciEngine:
     def wait_loaded(self) -> Optional[Searcher]:
         """Block until the engine is built; the searcher, or None (after reporting why) if it failed."""
         self.loaded.wait()
-        if self.load_warning is not None:
-            self.info(self.load_warning)
-            self.load_warning = None
+        while self.load_warnings:
+            self.info(self.load_warnings.pop(0))
         if self.load_error is not None:
             self.info("error: the engine failed to load: " + self.load_error.strip().splitlines()[-1])
         return self.searcher
@@ -492,6 +507,30 @@ class UciEngine:
         if old is not None:
             old.close()
 
+    def set_eval_file(self, value: str) -> None:
+        """EvalFile: evaluate with the network of the file (a relative path from the working folder,
+        else engine/nets/), or with the hand-written evaluation for <classic>; a file that cannot be
+        used keeps the evaluation in use. The same value again loads nothing (as in Stockfish)."""
+        searcher = self.wait_loaded()
+        if searcher is None or value == self.eval_file.value:
+            return
+        from garfish.engine.evalfile import load_evaluator
+        from garfish.engine.network import NetworkError
+
+        try:
+            evaluator = load_evaluator(value)
+        except NetworkError as exc:
+            raise OptionError(f"EvalFile {value}: {exc}; keeping {self.evaluation(searcher)}") from None
+        searcher.set_evaluator(evaluator)
+        self.info(f"EvalFile {value}: {self.evaluation(searcher)}")
+
+    @staticmethod
+    def evaluation(searcher: Searcher) -> str:
+        """The evaluation the searcher uses, in words."""
+        if searcher.evaluator is None:
+            return "the hand-written evaluation (<classic>)"
+        return f"the network {searcher.evaluator.describe()}"
+
     def set_tablebase_setting(self, name: str, value: Union[int, bool]) -> None:
         """SyzygyProbeDepth, Syzygy50MoveRule, SyzygyProbeLimit: the open tables' setting of that name
         (tables opened later take the option's value)."""
@@ -643,22 +682,25 @@ class UciEngine:
         self.send(f"Checkers: {checkers}")
 
     def cmd_eval(self, args: list[str]) -> None:
-        """Print the static evaluation of the current position."""
-        if self.wait_loaded() is not None:
+        """Print the static evaluation of the current position, and which evaluation gave it."""
+        searcher = self.wait_loaded()
+        if searcher is not None:
             from garfish.engine.evaluate import evaluate
 
-            score = evaluate(self.board)
+            evaluator = searcher.evaluator
+            score = evaluate(self.board) if evaluator is None else evaluator.evaluate(self.board)
             white = score if self.board.turn == chess.WHITE else -score
-            self.send(f"info string eval {score} cp (side to move), {white} cp (white)")
+            self.send(f"info string eval {score} cp (side to move), {white} cp (white), by {self.evaluation(searcher)}")
 
     def cmd_bench(self, args: list[str]) -> None:
         """Run the bench and print its node count."""
         self.finish_search()
         depth = int(args[0]) if args and args[0].isdigit() else None
-        if self.wait_loaded() is not None:
+        searcher = self.wait_loaded()
+        if searcher is not None:
             from garfish.uci.tools import print_bench
 
-            print_bench(depth, self.send)
+            print_bench(depth, self.send, evaluator=searcher.evaluator)
 
     def run_perft(self, depth: int) -> None:
         """go perft N: one `move: count` line per root move, then the total."""

@@ -322,7 +322,7 @@ class Searcher:
                     if not depth_done:
                         # Stopped inside depth 1 (a tiny node limit or clock): the static evaluation
                         # stands in for a score, so that a client still gets one with the move.
-                        best_score = evaluate_packed(root) >> FLAG_BITS
+                        best_score = root.evaluate_packed() >> FLAG_BITS
                     done = [PVLine(depth_done, best_score, pv)]
                 reported = {line.pv[0] for line in done}
                 lines = (done + [line for line in lines if line.pv[0] not in reported])[:multipv]

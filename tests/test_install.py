@@ -36,9 +36,10 @@ def test_wheel_holds_only_the_garfish_package(wheel: Path) -> None:
         tops = {name.split("/")[0] for name in archive.namelist()}
         names = archive.namelist()
     assert tops == {"garfish", next(t for t in tops if t.endswith(".dist-info"))}
-    for package in ("engine", "uci", "perft", "arena"):
+    for package in ("engine", "uci", "perft", "arena", "train"):
         assert f"garfish/{package}/__init__.py" in names
-    assert not any(name.startswith(("engine/", "uci/", "perft/", "arena/", "tests/", "scripts/")) for name in names)
+    assert not any(name.startswith(("engine/", "uci/", "perft/", "arena/", "train/", "tests/", "scripts/"))
+                   for name in names)
     assert "garfish/engine/nets/README.md" in names  # the folder of shipped networks (EvalFile)
 
 

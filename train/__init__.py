@@ -1,0 +1,9 @@
+"""`garfish train`: train the evaluation network of engine/network.py on labelled positions.
+
+- `data.py`: read `FEN;SCORE;BEST;RESULT` files, filter them, split them by game, cache the
+  parsed positions and turn them into the network's features (NumPy only).
+- `model.py`: the network in PyTorch (float training in the quantized scale), its
+  quantization to a `garfish.engine.network.Network` and an integer forward pass.
+- `trainer.py`: the training run, the baseline of the hand-written evaluation, the loss curve.
+- `cli.py`: the command line; it needs no PyTorch until training starts.
+"""

@@ -1,0 +1,375 @@
+"""Training positions: reading, caching, filtering, the split by game and the network's features.
+
+Input files hold one position a line, `FEN;SCORE;BEST;RESULT` (gzip-compressed or plain):
+SCORE in centipawns and RESULT (1, 0.5, 0) from White's side, BEST the move played in UCI
+notation (see ../shared/data/train/README.md). A line starts a new game when its position is not
+the previous line's after that line's BEST move: the pieces, the side to move and both move
+counters are compared (castling rights and the en passant square are not).
+
+Parsing is vectorised where it can be (the piece placement, the moves, the game boundaries); only
+the in-check test walks the positions one by one, through python-chess. The parsed arrays of a
+file are cached as .npz under the SHA-256 of the file's bytes, unfiltered, so that any filter or
+split is applied in a moment on the next run.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Callable, Optional, Sequence
+
+import chess
+import numpy as np
+
+from garfish.engine.network import FEATURES, feature_index, output_bucket
+
+CACHE_VERSION = 1
+GZIP_MAGIC = b"\x1f\x8b"
+EMPTY = ord(".")
+# The 12 piece planes of a position, White's pieces first, in python-chess's type order; the
+# dense index plane * 64 + square runs over all 768 (colour, type, square) triples.
+PLANES = b"PNBRQKpnbrqk"
+MAX_PIECES = 32
+PAD = -1  # the feature lists' filler after a position's last piece
+RESULTS = {"1": 2, "0.5": 1, "0": 0}  # White's result in half points
+PROMOTIONS = b"nbrq"  # the UCI promotion letters
+# str.translate table turning a FEN placement into 64 characters, a8 first, '.' for empty.
+EXPAND = str.maketrans({**{str(n): "." * n for n in range(1, 9)}, "/": None})
+FEN_ORDER = np.arange(64) ^ 56  # the FEN's i-th square (a8, b8, ..., h1) is python-chess's square i ^ 56
+
+
+class DataError(ValueError):
+    """A training file that cannot be read, with the file, the line and the reason."""
+
+
+@dataclass
+class Positions:
+    """Parsed positions, one row each (arrays of equal length)."""
+
+    pieces: np.ndarray    # uint64 [N, 12]: the bitboards of PLANES
+    turn: np.ndarray      # bool [N]: True when White is to move
+    score: np.ndarray     # int32 [N]: SCORE, White's view
+    result: np.ndarray    # int8 [N]: RESULT in half points (2 White won, 1 draw, 0 Black won)
+    game: np.ndarray      # int64 [N]: the game, numbered from 0 in file order
+    in_check: np.ndarray  # bool [N]: the side to move is in check
+    noisy: np.ndarray     # bool [N]: BEST is a capture (en passant included) or a promotion
+
+    def __len__(self) -> int:
+        return len(self.turn)
+
+    def select(self, mask: np.ndarray) -> "Positions":
+        """The rows where mask is true (or the rows of an index array)."""
+        return Positions(**{f.name: getattr(self, f.name)[mask] for f in fields(self)})
+
+    @property
+    def games(self) -> int:
+        """How many games the rows are numbered into."""
+        return int(self.game.max()) + 1 if len(self) else 0
+
+
+def concatenate(parts: Sequence[Positions]) -> Positions:
+    """Positions of several files one after the other, their games numbered on."""
+    offsets = np.cumsum([0] + [part.games for part in parts])
+    joined = {f.name: np.concatenate([getattr(part, f.name) for part in parts]) for f in fields(Positions)}
+    joined["game"] = np.concatenate([part.game + offset for part, offset in zip(parts, offsets)])
+    return Positions(**joined)
+
+
+# --- Reading a file ---------------------------------------------------------------------------
+
+def file_text(data: bytes) -> str:
+    """A file's text, decompressed when it is gzip."""
+    if data.startswith(GZIP_MAGIC):
+        data = gzip.decompress(data)
+    return data.decode("utf-8")
+
+
+def _column(values: Sequence[str], dtype: type, what: str, name: str) -> np.ndarray:
+    """Numeric strings as an array; DataError naming the first bad line."""
+    try:
+        return np.array(values, dtype=np.str_).astype(dtype)
+    except (ValueError, OverflowError):
+        for number, value in enumerate(values, 1):
+            try:
+                dtype(value)
+            except (ValueError, OverflowError):
+                raise DataError(f"{name}:{number}: {what} {value!r} is not an integer") from None
+        raise
+
+
+def parse_lines(lines: Sequence[str], name: str = "<data>",
+                progress: Optional[Callable[[int], None]] = None) -> Positions:
+    """Parse `FEN;SCORE;BEST;RESULT` lines (DataError on a malformed one). progress(n) is told of
+    the positions checked as the slow in-check pass goes."""
+    rows = [line.split(";") for line in lines]
+    for number, row in enumerate(rows, 1):
+        if len(row) != 4 or len(row[0].split(" ")) != 6:
+            raise DataError(f"{name}:{number}: expected 'FEN;SCORE;BEST;RESULT' with a 6-field FEN: "
+                            f"{lines[number - 1][:100]!r}")
+    if not rows:
+        raise DataError(f"{name}: no positions")
+    fens, scores, bests, results = zip(*rows)
+    placement, turns, _castling, _ep, halfmoves, fullmoves = zip(*(fen.split(" ") for fen in fens))
+
+    # The board: 64 bytes a position in python-chess's square order, then 12 bitboards.
+    expanded = [text.translate(EXPAND) for text in placement]
+    for number, text in enumerate(expanded, 1):
+        if len(text) != 64 or text.strip(PLANES.decode() + "."):
+            raise DataError(f"{name}:{number}: bad piece placement {placement[number - 1]!r}")
+    board = np.frombuffer("".join(expanded).encode("ascii"), dtype=np.uint8).reshape(-1, 64)[:, FEN_ORDER]
+    pieces = np.empty((len(rows), len(PLANES)), dtype=np.uint64)
+    for plane, symbol in enumerate(PLANES):
+        bits = np.packbits(board == symbol, axis=1, bitorder="little")
+        pieces[:, plane] = np.ascontiguousarray(bits).view("<u8")[:, 0]
+
+    turn_array = np.array(turns, dtype=np.str_)
+    bad = np.flatnonzero((turn_array != "w") & (turn_array != "b"))
+    if len(bad):
+        raise DataError(f"{name}:{bad[0] + 1}: side to move {turns[bad[0]]!r} is neither 'w' nor 'b'")
+    turn = turn_array == "w"
+    halfmove = _column(halfmoves, int, "halfmove clock", name)
+    fullmove = _column(fullmoves, int, "move number", name)
+    score = _column(scores, int, "score", name).astype(np.int32)
+    try:
+        result = np.array([RESULTS[value.strip()] for value in results], dtype=np.int8)
+    except KeyError as error:
+        number = [value.strip() for value in results].index(error.args[0]) + 1
+        raise DataError(f"{name}:{number}: result {error.args[0]!r} is not 1, 0.5 or 0") from None
+
+    move = _parse_moves(bests, name)
+    noisy, zeroing, after = _apply_moves(board, turn, move)
+    # Row i continues row i - 1's game when it is that position after its move.
+    follows = ((after[:-1] == board[1:]).all(axis=1) & (turn[1:] != turn[:-1])
+               & (fullmove[1:] == fullmove[:-1] + ~turn[:-1])
+               & (halfmove[1:] == np.where(zeroing[:-1], 0, halfmove[:-1] + 1)))
+    game = np.cumsum(np.concatenate([[True], ~follows])) - 1
+    in_check = _in_check(pieces, turn, progress)
+    return Positions(pieces, turn, score, result, game.astype(np.int64), in_check, noisy)
+
+
+def _parse_moves(bests: Sequence[str], name: str) -> np.ndarray:
+    """UCI moves as int [N, 3]: from square, to square, promotion letter (0 for none)."""
+    text = np.array(bests, dtype="S6")
+    lengths = np.char.str_len(text)
+    codes = np.zeros((len(bests), 6), dtype=np.int64)
+    codes[:] = text.view(np.uint8).reshape(len(bests), 6)
+    files = codes[:, [0, 2]] - ord("a")
+    ranks = codes[:, [1, 3]] - ord("1")
+    valid = ((lengths == 4) | ((lengths == 5) & np.isin(codes[:, 4], list(PROMOTIONS)))) \
+        & (files >= 0).all(1) & (files < 8).all(1) & (ranks >= 0).all(1) & (ranks < 8).all(1)
+    bad = np.flatnonzero(~valid)
+    if len(bad):
+        raise DataError(f"{name}:{bad[0] + 1}: BEST {bests[bad[0]]!r} is not a UCI move")
+    squares = ranks * 8 + files
+    return np.stack([squares[:, 0], squares[:, 1], codes[:, 4]], axis=1)
+
+
+def _apply_moves(board: np.ndarray, turn: np.ndarray, move: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each row's BEST made on its board: (noisy: a capture or a promotion, zeroing: a capture or a
+    pawn move, the boards after the moves)."""
+    rows = np.arange(len(board))
+    origin, target, promotion = move[:, 0], move[:, 1], move[:, 2]
+    mover = board[rows, origin]
+    pawn = (mover == ord("P")) | (mover == ord("p"))
+    king = (mover == ord("K")) | (mover == ord("k"))
+    sideways = (origin % 8) != (target % 8)
+    en_passant = pawn & sideways & (board[rows, target] == EMPTY)
+    capture = (board[rows, target] != EMPTY) | en_passant
+    after = board.copy()
+    after[rows, origin] = EMPTY
+    promoted = np.where(turn, promotion - 32, promotion)  # White's pieces are upper case
+    after[rows, target] = np.where(promotion != 0, promoted, mover).astype(np.uint8)
+    passed = rows[en_passant]
+    after[passed, (origin[passed] // 8) * 8 + target[passed] % 8] = EMPTY
+    # Castling (the king two files aside): the rook jumps over it.
+    castles = rows[king & (np.abs(origin % 8 - target % 8) == 2)]
+    short = target[castles] > origin[castles]
+    rook_from = np.where(short, target[castles] + 1, target[castles] - 2)
+    rook_to = np.where(short, target[castles] - 1, target[castles] + 1)
+    after[castles, rook_to] = after[castles, rook_from]
+    after[castles, rook_from] = EMPTY
+    return capture | (promotion != 0), capture | pawn, after
+
+
+def load_bitboards(board: chess.BaseBoard, planes: Sequence[int]) -> None:
+    """Set a python-chess board's pieces from the 12 bitboards of PLANES."""
+    white = planes[0] | planes[1] | planes[2] | planes[3] | planes[4] | planes[5]
+    black = planes[6] | planes[7] | planes[8] | planes[9] | planes[10] | planes[11]
+    board.pawns, board.knights, board.bishops = planes[0] | planes[6], planes[1] | planes[7], planes[2] | planes[8]
+    board.rooks, board.queens, board.kings = planes[3] | planes[9], planes[4] | planes[10], planes[5] | planes[11]
+    board.occupied_co[chess.WHITE], board.occupied_co[chess.BLACK] = white, black
+    board.occupied = white | black
+    board.promoted = 0
+
+
+def _in_check(pieces: np.ndarray, turn: np.ndarray, progress: Optional[Callable[[int], None]]) -> np.ndarray:
+    """Whether the side to move is in check, by python-chess's attack tables on one reused board."""
+    board = chess.BaseBoard(None)
+    checked = np.zeros(len(turn), dtype=bool)
+    step = 100_000
+    for start in range(0, len(turn), step):
+        for row, (planes, white) in enumerate(zip(pieces[start:start + step].tolist(),
+                                                  turn[start:start + step].tolist()), start):
+            load_bitboards(board, planes)
+            king = board.king(white)
+            checked[row] = king is not None and board.is_attacked_by(not white, king)
+        if progress:
+            progress(min(step, len(turn) - start))
+    return checked
+
+
+def board_of(positions: Positions, row: int) -> chess.Board:
+    """The python-chess board of a row (pieces and side to move; no castling, en passant or clocks)."""
+    board = chess.Board(None)
+    load_bitboards(board, positions.pieces[row].tolist())
+    board.turn = bool(positions.turn[row])
+    return board
+
+
+# --- Files and the cache ----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class DataFile:
+    """An input file: its path, size and SHA-256 (the cache key and the network's description)."""
+
+    path: Path
+    size: int
+    sha256: str
+
+
+def identify(path: Path) -> tuple[DataFile, bytes]:
+    """A file's identity and bytes (DataError if it cannot be read)."""
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise DataError(f"cannot read {path}: {error.strerror or error}") from None
+    return DataFile(path, len(data), hashlib.sha256(data).hexdigest()), data
+
+
+def cache_path(cache: Path, source: DataFile) -> Path:
+    """Where a file's parsed positions are cached: its name, its SHA-256 and the cache format."""
+    stem = source.path.name.split(".")[0]
+    return cache / f"{stem}-{source.sha256[:16]}-v{CACHE_VERSION}.npz"
+
+
+def load_file(path: Path, cache: Optional[Path],
+              progress: Optional[Callable[[int], None]] = None) -> tuple[DataFile, Positions, bool]:
+    """A file's positions, from the cache when it has them (parsed and cached otherwise): the
+    file's identity, the positions and whether they came from the cache."""
+    source, data = identify(path)
+    stored = cache_path(cache, source) if cache else None
+    if stored and stored.is_file():
+        with np.load(stored) as arrays:
+            return source, Positions(**{f.name: arrays[f.name] for f in fields(Positions)}), True
+    try:
+        text = file_text(data)
+    except (OSError, EOFError, UnicodeDecodeError) as error:
+        raise DataError(f"{path}: cannot decode ({error})") from None
+    positions = parse_lines(text.splitlines(), str(path), progress)
+    if stored:
+        stored.parent.mkdir(parents=True, exist_ok=True)
+        partial = stored.with_suffix(f".{os.getpid()}.tmp.npz")
+        np.savez(partial, **{f.name: getattr(positions, f.name) for f in fields(Positions)})
+        os.replace(partial, stored)
+    return source, positions, False
+
+
+def default_cache() -> Path:
+    """The cache folder: $XDG_CACHE_HOME/garfish/train (~/.cache/garfish/train)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "garfish" / "train"
+
+
+# --- Filters, split, targets, features -------------------------------------------------------
+
+@dataclass(frozen=True)
+class Filters:
+    """Which positions train: by default none in check, none whose BEST is a capture or a
+    promotion, none with |SCORE| above max_score (0: no limit)."""
+
+    keep_checks: bool = False
+    keep_noisy: bool = False
+    max_score: int = 3000
+
+    def mask(self, positions: Positions) -> np.ndarray:
+        """True for the positions kept."""
+        keep = np.ones(len(positions), dtype=bool)
+        if not self.keep_checks:
+            keep &= ~positions.in_check
+        if not self.keep_noisy:
+            keep &= ~positions.noisy
+        if self.max_score:
+            keep &= np.abs(positions.score) <= self.max_score
+        return keep
+
+    def describe(self) -> str:
+        """The filters in words."""
+        dropped = [] if self.keep_checks else ["in check"]
+        dropped += [] if self.keep_noisy else ["BEST a capture or promotion"]
+        dropped += [f"|SCORE| > {self.max_score}"] if self.max_score else []
+        return "positions dropped: " + (", ".join(dropped) if dropped else "none")
+
+
+def validation_games(games: int, fraction: float, seed: int) -> np.ndarray:
+    """The games held out for validation: a seeded choice of round(fraction * games), at least one."""
+    count = min(games - 1, max(1, round(fraction * games)))
+    return np.sort(np.random.default_rng(seed).choice(games, size=count, replace=False))
+
+
+def targets(positions: Positions, lam: float, k: float) -> np.ndarray:
+    """The training target from the side to move's view: lam * sigmoid(score / k) + (1 - lam) * result."""
+    sign = np.where(positions.turn, 1.0, -1.0)
+    score = positions.score * sign
+    result = np.where(positions.turn, positions.result, 2 - positions.result) / 2.0
+    return (lam / (1.0 + np.exp(-score / k)) + (1.0 - lam) * result).astype(np.float32)
+
+
+def _perspective_table() -> np.ndarray:
+    """int16 [2, 768]: row P maps a dense plane index (see PLANES) to feature_index for perspective P."""
+    table = np.empty((2, FEATURES), dtype=np.int16)
+    for perspective in chess.COLORS:
+        for plane, symbol in enumerate(PLANES.decode()):
+            piece = chess.Piece.from_symbol(symbol)
+            for square in chess.SQUARES:
+                table[int(perspective), plane * 64 + square] = feature_index(perspective, piece.color,
+                                                                             piece.piece_type, square)
+    return table
+
+
+PERSPECTIVE = _perspective_table()
+
+
+@dataclass
+class Features:
+    """The network's inputs: each position's active features from the side to move's view and the
+    other side's (int16 [N, 32], PAD after the last), the piece count and the output bucket."""
+
+    us: np.ndarray
+    them: np.ndarray
+    count: np.ndarray   # int64 [N]
+    bucket: np.ndarray  # int64 [N]
+
+
+def features(positions: Positions, buckets: int, chunk: int = 1 << 16) -> Features:
+    """The features of every position (feature_index's definition, vectorised)."""
+    size = len(positions)
+    us = np.full((size, MAX_PIECES), PAD, dtype=np.int16)
+    them = np.full((size, MAX_PIECES), PAD, dtype=np.int16)
+    count = np.zeros(size, dtype=np.int64)
+    for start in range(0, size, chunk):
+        pieces = np.ascontiguousarray(positions.pieces[start:start + chunk], dtype="<u8")
+        dense = np.unpackbits(pieces.view(np.uint8), axis=1, bitorder="little")  # [n, 768], plane * 64 + square
+        rows, planes = np.nonzero(dense)
+        per_row = np.bincount(rows, minlength=len(pieces))
+        if per_row.max(initial=0) > MAX_PIECES:
+            raise DataError(f"a position with {per_row.max()} pieces")
+        column = np.arange(len(rows)) - np.repeat(np.cumsum(per_row) - per_row, per_row)
+        white = positions.turn[start:start + chunk][rows]
+        us[start + rows, column] = np.where(white, PERSPECTIVE[1][planes], PERSPECTIVE[0][planes])
+        them[start + rows, column] = np.where(white, PERSPECTIVE[0][planes], PERSPECTIVE[1][planes])
+        count[start:start + len(pieces)] = per_row
+    table = np.array([output_bucket(n, buckets) for n in range(MAX_PIECES + 1)], dtype=np.int64)
+    return Features(us, them, count, table[count])

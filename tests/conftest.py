@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -24,6 +25,23 @@ def data_missing(reason: str) -> None:
     if os.environ.get(REQUIRE_DATA_ENV, "") not in ("", "0"):
         pytest.fail(f"{reason} (and {REQUIRE_DATA_ENV} is set: the data is required here)", pytrace=False)
     pytest.skip(reason)
+
+
+# Set where the train extra (PyTorch, matplotlib) must be installed, as in CI: a trainer test that
+# would skip for want of it fails instead.
+REQUIRE_TRAIN_ENV = "GARFISH_REQUIRE_TRAIN"
+TRAIN_EXTRA_HINT = "pip install torch==2.13.0, then pip install -e .[train]"
+
+
+def require_train_extra() -> Any:
+    """PyTorch (with matplotlib present), or skip the test (fail under $GARFISH_REQUIRE_TRAIN)."""
+    for name in ("matplotlib", "torch"):
+        reason = f"{name} is not installed: the trainer's tests need the train extra ({TRAIN_EXTRA_HINT})"
+        if importlib.util.find_spec(name) is None and os.environ.get(REQUIRE_TRAIN_ENV, "") not in ("", "0"):
+            pytest.fail(f"{reason} (and {REQUIRE_TRAIN_ENV} is set: it is required here)", pytrace=False)
+        module = pytest.importorskip(name, reason=reason)
+    return module
+
 
 ENGINE_CMD = [sys.executable, "-m", "garfish.uci"]
 SCRIPTED = Path(__file__).resolve().parent / "scripted_engine.py"  # tests/scripted_engine.py, a scripted UCI engine

@@ -11,7 +11,7 @@ import pytest
 
 from garfish.uci.main import COMMANDS, main
 
-HEAVY_MODULES = ("garfish.arena", "garfish.engine", "garfish.perft", "numba")
+HEAVY_MODULES = ("garfish.arena", "garfish.engine", "garfish.perft", "garfish.train", "numba", "torch")
 
 
 def exit_status(args: list[str]) -> Union[int, str, None]:

@@ -1,16 +1,23 @@
-"""`garfish train` (train/): parsing, filters, the split by game, the cache, the features."""
+"""`garfish train` (train/): parsing, filters, the split by game, the cache, the features, and with
+PyTorch the training run: reproducible bytes, the integer forward pass equal to
+engine.network.forward, a falling loss, the files written, resuming; without it, the message."""
 
 from __future__ import annotations
 
 import gzip
 import random
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import chess
 import numpy as np
 import pytest
 
-from garfish.engine.network import active_features, output_bucket
+from conftest import ROOT, require_train_extra
+from garfish.engine.network import CRELU, SCRELU, active_features, forward, output_bucket, read_network
+from garfish.train.cli import main as train_main
 from garfish.train.data import (
     DataError, Filters, board_of, concatenate, features, load_file, parse_lines, targets, validation_games,
 )
@@ -156,3 +163,143 @@ def test_targets_are_from_the_side_to_move() -> None:
     white, black = targets(positions, 0.75, 400.0)
     assert white == pytest.approx(0.75 / (1 + np.exp(-1)) + 0.25)
     assert black == pytest.approx(0.75 / (1 + np.exp(1)))
+
+
+def test_bad_options_are_refused_before_any_work(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert train_main([str(tmp_path / "missing.txt")]) == 2
+    assert "not a file" in capsys.readouterr().err
+    assert train_main([str(tmp_path), "--hidden", "0"]) == 2
+    assert "--hidden must be" in capsys.readouterr().err
+
+
+BLOCK_TORCH = """
+import sys
+class Blocker:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "torch":
+            raise ImportError("No module named 'torch' (blocked by the test)")
+sys.meta_path.insert(0, Blocker())
+from garfish.uci.main import main
+sys.exit(main(["train", sys.argv[1], "-o", sys.argv[2]]))
+"""
+
+
+def test_without_torch_the_command_says_how_to_install_it(data_file: Path, tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-P", "-c", BLOCK_TORCH, str(data_file), str(tmp_path / "nets")],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert proc.returncode == 2, proc.stderr
+    assert "pip install torch==2.13.0" in proc.stderr and "pip install -e .[train]" in proc.stderr
+    assert proc.stdout == "" and not (tmp_path / "nets").exists()
+
+
+# --- With PyTorch --------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def torch() -> Any:
+    """PyTorch, or a skip (a failure under $GARFISH_REQUIRE_TRAIN) when the train extra is missing."""
+    return require_train_extra()
+
+
+def train(data: Path, output: Path, *options: str) -> Path:
+    """Run `garfish train` in-process on a tiny network; the network file written."""
+    args = [str(data), "-o", str(output), "--no-cache", "--hidden", "8", "--batch-size", "256",
+            "--val-fraction", "0.1", *options]
+    assert train_main(args) == 0
+    (network,) = output.glob("*.gfnn")
+    return network
+
+
+def test_training_writes_the_network_its_curve_and_checkpoint_and_repeats_byte_for_byte(
+        torch: Any, data_file: Path, tmp_path: Path) -> None:
+    output = tmp_path / "nets"
+    first = train(data_file, output, "--epochs", "2", "--seed", "7").read_bytes()
+    # The same command again (the description holds it, output folder included).
+    output.rename(tmp_path / "first")
+    path = train(data_file, output, "--epochs", "2", "--seed", "7")
+    assert path.read_bytes() == first
+    assert path.with_suffix(".png").read_bytes().startswith(b"\x89PNG")
+    network = read_network(path)
+    assert (network.hidden, network.buckets, network.activation) == (8, 1, SCRELU)
+    assert "games.txt.gz" in network.description and "seed 7" in network.description
+    assert "--epochs 2 --seed 7" in network.description and "validation" in network.description
+    state = torch.load(path.with_suffix(".pt"), weights_only=True)
+    assert state["epoch"] == 2 and len(state["history"]["val"]) == 2
+    assert not (output / "checkpoint.pt").exists()
+    other = read_network(train(data_file, tmp_path / "c", "--epochs", "2", "--seed", "8"))
+    assert not (other.w1 == network.w1).all()
+
+
+def test_an_interrupted_run_resumed_ends_as_the_whole_run(torch: Any, data_file: Path, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from garfish.train import trainer
+
+    whole = read_network(train(data_file, tmp_path / "whole", "--epochs", "2"))
+    real_epoch = trainer.train_epoch
+
+    def interrupted(config: Any, model: Any, optimizer: Any, split: Any, epoch: int) -> float:
+        if epoch == 1:
+            raise KeyboardInterrupt
+        return real_epoch(config, model, optimizer, split, epoch)
+
+    monkeypatch.setattr(trainer, "train_epoch", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        train(data_file, tmp_path / "cut", "--epochs", "2")
+    monkeypatch.undo()
+    checkpoint = tmp_path / "cut" / "checkpoint.pt"
+    assert torch.load(checkpoint, weights_only=True)["epoch"] == 1
+    assert train_main([str(data_file), "-o", str(tmp_path / "other"), "--no-cache", "--hidden", "16",
+                       "--resume", str(checkpoint)]) == 2  # not the network of the checkpoint
+    resumed = read_network(train(data_file, tmp_path / "resumed", "--epochs", "2", "--resume", str(checkpoint)))
+    for name in ("w1", "b1", "w2", "b2"):
+        assert (getattr(resumed, name) == getattr(whole, name)).all(), name
+    assert "resumed by: garfish train" in resumed.description
+
+
+@pytest.mark.parametrize("activation, buckets", [(SCRELU, 8), (CRELU, 1)])
+def test_the_quantized_network_in_integers_equals_engine_forward(torch: Any, lines: list[str], activation: int,
+                                                                  buckets: int) -> None:
+    """The trainer's int64 forward pass of the quantized weights gives engine.network.forward's
+    evaluation, from FEN to centipawns, on every position (accumulators clipped at 0 and QA)."""
+    from garfish.train.model import Architecture, Model, integer_forward, quantize
+
+    inputs = features(parse_lines(lines), buckets)
+    torch.manual_seed(0)
+    model = Model(Architecture(16, buckets, activation))
+    with torch.no_grad():
+        model.w1.uniform_(-0.4, 0.4)
+        model.b1.uniform_(-0.5, 1.2)
+        model.w2.uniform_(-3.0, 3.0)
+        model.b2.uniform_(-2.0, 2.0)
+    network = quantize(model)
+    ours = integer_forward(network, inputs, np.arange(len(lines))).tolist()
+    assert ours == [forward(network, chess.Board(line.split(";")[0])) for line in lines]
+    assert len(lines) > 2000 and len(set(ours)) > 500
+
+
+def test_the_loss_falls_on_learnable_data(torch: Any, tmp_path: Path) -> None:
+    """The score is the material balance and lambda is 1: the network learns it, on held-out games too,
+    and its quantized evaluations stay within a few centipawns of the float ones."""
+    lines = [line for game in random_games(150, seed=11) for line in game]
+    data = tmp_path / "material.txt"
+    data.write_text("\n".join(lines) + "\n")
+    options = ["--lambda", "1", "--k", "1000", "--max-score", "1500", "--keep-noisy", "--keep-checks"]
+    network = train(data, tmp_path / "nets", "--hidden", "16", "--batch-size", "128", "--epochs", "6", "--lr", "0.003",
+                    "--lr-final", "0.003", *options)
+    history = torch.load(network.with_suffix(".pt"), weights_only=True)["history"]
+    positions = parse_lines(lines)
+    held = positions.select(np.isin(positions.game, validation_games(positions.games, 0.1, seed=0))
+                            & (np.abs(positions.score) <= 1500))
+    constant_guess = float(np.var(targets(held, 1.0, 1000.0)))
+    assert history["train"][-1] < 0.1 * history["train"][0]
+    assert history["val"][-1] < 0.4 * history["val"][0] and history["val"][-1] < 0.4 * constant_guess
+
+    from garfish.train.model import Architecture, Model, integer_forward, make_batch
+
+    model = Model(Architecture(16, 1, SCRELU))
+    model.load_state_dict(torch.load(network.with_suffix(".pt"), weights_only=True)["model"])
+    inputs = features(positions, 1)
+    rows = np.arange(len(positions))
+    with torch.no_grad():
+        floats = model(make_batch(inputs, rows)).double().numpy() * 400
+    difference = np.abs(integer_forward(read_network(network), inputs, rows).numpy() - floats)
+    assert difference.mean() < 8 and difference.max() < 30, (difference.mean(), difference.max())

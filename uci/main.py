@@ -2,7 +2,8 @@
 `garfish epd SUITE ...` (test suites), `garfish match ...` (engine matches),
 `garfish rating RATING=REPORT.json ...` (a rating from matches against rated opponents),
 `garfish wdl PGN ...` (fit the win/draw/loss model to an engine's games) or
-`garfish datagen OUT ...` (training positions from an engine's self-play)."""
+`garfish datagen OUT ...` (training positions from an engine's self-play),
+`garfish train DATA ...` (train an evaluation network; needs the `train` extra, PyTorch)."""
 
 from __future__ import annotations
 
@@ -118,6 +119,13 @@ def datagen_command(args: list[str]) -> int:
     return datagen_main(args)
 
 
+def train_command(args: list[str]) -> int:
+    """`garfish train DATA ...`: train an evaluation network on labelled positions."""
+    from garfish.train.cli import main as train_main
+
+    return train_main(args)
+
+
 COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "bench": bench_command,
     "perft": perft_command,
@@ -126,6 +134,7 @@ COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "rating": rating_command,
     "wdl": wdl_command,
     "datagen": datagen_command,
+    "train": train_command,
 }
 
 

@@ -1,0 +1,182 @@
+"""`garfish train FILE|FOLDER ...`: train an evaluation network (engine/network.py) on labelled positions.
+
+Input: files of `FEN;SCORE;BEST;RESULT` lines (gzip or plain; a folder stands for its *.txt and
+*.txt.gz files), such as the Stockfish 15.1 self-play positions in ../shared/data/train.
+Positions in check, those whose BEST is a capture or a promotion, and those with |SCORE| above
+--max-score are dropped; --val-fraction of the games (a seeded choice) are held out for validation.
+
+The target, from the side to move's view, is lambda * sigmoid(score / K) + (1 - lambda) * result,
+and the loss the mean squared error between sigmoid(evaluation / K) and it. Training is seeded:
+the same data, options and --threads give the same network, byte for byte.
+
+Output, in --output: the network nn-<hash>.gfnn (its description names the data, the command,
+the seed and the losses), its loss curve nn-<hash>.png and its float checkpoint nn-<hash>.pt
+(`--resume` continues from it, or from the checkpoint written after every epoch).
+
+Needs PyTorch: pip install torch==2.13.0, then pip install -e .[train] (in the project folder).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from garfish.engine.network import CRELU, MAX_BUCKETS, MAX_HIDDEN, SCRELU
+from garfish.train.data import Filters, default_cache
+
+PROG = "garfish train"
+ACTIVATION_NAMES = {"screlu": SCRELU, "crelu": CRELU}
+DATA_SUFFIXES = (".txt", ".txt.gz")
+INSTALL_HINT = ("garfish train needs PyTorch and matplotlib, which are not installed here. Install them into "
+                "Garfish's environment with\n    pip install torch==2.13.0\n    pip install -e .[train]\n"
+                "(in the project folder; torch first, so that pip takes that CPU build and not a newer CUDA one).")
+
+
+@dataclass
+class TrainConfig:
+    """Everything a training run needs, from the command line."""
+
+    files: list[Path]
+    output: Path
+    hidden: int = 128
+    buckets: int = 1
+    activation: int = SCRELU
+    qa: int = 255
+    qb: int = 64
+    scale: int = 400
+    lam: float = 0.75
+    k: float = 400.0
+    epochs: int = 10
+    batch_size: int = 4096
+    lr: float = 1e-3
+    lr_final: float = 1e-5
+    optimizer: str = "adamw"
+    weight_decay: float = 0.01
+    seed: int = 1
+    val_fraction: float = 0.05
+    val_seed: int = 0
+    threads: int = 1
+    filters: Filters = field(default_factory=Filters)
+    cache: Optional[Path] = None
+    checkpoint: Optional[Path] = None
+    resume: Optional[Path] = None
+    baseline: bool = False
+    command: str = PROG
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line's options."""
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("data", nargs="+", type=Path, metavar="FILE|FOLDER", help="training data")
+    parser.add_argument("-o", "--output", type=Path, default=Path("nets"), help="output folder (default: nets)")
+    net = parser.add_argument_group("network")
+    net.add_argument("--hidden", type=int, default=128, help="accumulator size H per side (default 128)")
+    net.add_argument("--activation", choices=sorted(ACTIVATION_NAMES), default="screlu", help="default screlu")
+    net.add_argument("--buckets", type=int, default=1, help="output buckets by piece count (default 1)")
+    net.add_argument("--qa", type=int, default=255, help="quantization of the accumulator (default 255)")
+    net.add_argument("--qb", type=int, default=64, help="quantization of the output weights (default 64)")
+    net.add_argument("--scale", type=int, default=400, help="centipawns per output unit (default 400)")
+    loss = parser.add_argument_group("loss and optimizer")
+    loss.add_argument("--lambda", dest="lam", type=float, default=0.75,
+                      help="weight of the score against the game result in the target (default 0.75)")
+    loss.add_argument("--k", type=float, default=400.0, help="sigmoid scale K in centipawns (default 400)")
+    loss.add_argument("--epochs", type=int, default=10, help="passes over the training data (default 10)")
+    loss.add_argument("--batch-size", type=int, default=4096, help="positions per step (default 4096)")
+    loss.add_argument("--lr", type=float, default=1e-3, help="learning rate at the start (default 0.001)")
+    loss.add_argument("--lr-final", type=float, default=1e-5,
+                      help="learning rate at the end, reached by a cosine decay over all steps (default 1e-5)")
+    loss.add_argument("--optimizer", choices=("adamw", "adam"), default="adamw", help="default adamw")
+    loss.add_argument("--weight-decay", type=float, default=0.01, help="AdamW's weight decay (default 0.01)")
+    loss.add_argument("--seed", type=int, default=1, help="seed of the initial weights and the shuffles (default 1)")
+    loss.add_argument("--threads", type=int, default=1, help="PyTorch threads (default 1)")
+    data = parser.add_argument_group("data")
+    data.add_argument("--max-score", type=int, default=3000,
+                      help="drop positions with |SCORE| above this many centipawns; 0 keeps all (default 3000)")
+    data.add_argument("--keep-checks", action="store_true", help="keep positions whose side to move is in check")
+    data.add_argument("--keep-noisy", action="store_true", help="keep positions whose BEST is a capture or promotion")
+    data.add_argument("--val-fraction", type=float, default=0.05,
+                      help="share of the games held out for validation (default 0.05)")
+    data.add_argument("--val-seed", type=int, default=0, help="seed of the choice of validation games (default 0)")
+    data.add_argument("--cache", type=Path, default=None,
+                      help=f"folder of the parsed-data cache (default {default_cache()})")
+    data.add_argument("--no-cache", action="store_true", help="parse the files without reading or writing a cache")
+    run = parser.add_argument_group("run")
+    run.add_argument("--checkpoint", type=Path, default=None,
+                     help="checkpoint written after every epoch (default OUTPUT/checkpoint.pt)")
+    run.add_argument("--resume", type=Path, default=None, metavar="CHECKPOINT",
+                     help="continue from a checkpoint (.pt) up to --epochs; the network options must match it")
+    run.add_argument("--baseline", action="store_true",
+                     help="also measure the hand-written evaluation on the validation positions (its best K)")
+    return parser
+
+
+def data_files(paths: list[Path]) -> list[Path]:
+    """The files named, a folder standing for its *.txt and *.txt.gz files (sorted)."""
+    files = []
+    for path in paths:
+        if path.is_dir():
+            files += sorted(p for p in path.iterdir() if p.is_file() and p.name.endswith(DATA_SUFFIXES))
+        else:
+            files.append(path)
+    return files
+
+
+def config_from(args: argparse.Namespace, argv: list[str]) -> tuple[Optional[TrainConfig], str]:
+    """The run's configuration, or None and what is wrong with the options."""
+    checks = [
+        (1 <= args.hidden <= MAX_HIDDEN, f"--hidden must be 1-{MAX_HIDDEN}"),
+        (1 <= args.buckets <= MAX_BUCKETS, f"--buckets must be 1-{MAX_BUCKETS}"),
+        (all(0 < v <= 65535 for v in (args.qa, args.qb, args.scale)), "--qa, --qb and --scale must be 1-65535"),
+        (0.0 <= args.lam <= 1.0, "--lambda must be within 0-1"),
+        (args.k > 0, "--k must be positive"),
+        (args.epochs >= 1 and args.batch_size >= 1 and args.threads >= 1,
+         "--epochs, --batch-size and --threads must be positive"),
+        (args.lr > 0 and args.lr_final >= 0 and args.weight_decay >= 0, "learning rates and decay must be positive"),
+        (0.0 < args.val_fraction < 1.0, "--val-fraction must be between 0 and 1"),
+        (args.max_score >= 0, "--max-score must be 0 or more"),
+    ]
+    for ok, message in checks:
+        if not ok:
+            return None, message
+    files = data_files(args.data)
+    if not files:
+        return None, "no data files (a folder stands for its *.txt and *.txt.gz files)"
+    missing = [str(path) for path in files if not path.is_file()]
+    if missing:
+        return None, f"not a file: {', '.join(missing)}"
+    cache = None if args.no_cache else (args.cache or default_cache())
+    return TrainConfig(
+        files=files, output=args.output, hidden=args.hidden, buckets=args.buckets,
+        activation=ACTIVATION_NAMES[args.activation], qa=args.qa, qb=args.qb, scale=args.scale, lam=args.lam,
+        k=args.k, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, lr_final=args.lr_final,
+        optimizer=args.optimizer, weight_decay=args.weight_decay, seed=args.seed, val_fraction=args.val_fraction,
+        val_seed=args.val_seed, threads=args.threads,
+        filters=Filters(args.keep_checks, args.keep_noisy, args.max_score), cache=cache,
+        checkpoint=args.checkpoint, resume=args.resume, baseline=args.baseline,
+        command=" ".join([PROG] + [shlex.quote(arg) for arg in argv]),
+    ), ""
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    """Entry point of `garfish train`: 0 when the network is written, 2 for bad options or data or
+    a missing PyTorch."""
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser().parse_args(argv)
+    config, problem = config_from(args, argv)
+    if config is None:
+        print(f"{PROG}: {problem}", file=sys.stderr)
+        return 2
+    try:
+        import matplotlib  # noqa: F401  (the loss curve)
+        import torch  # noqa: F401
+    except ImportError as error:
+        print(f"{PROG}: {INSTALL_HINT}\n({error})", file=sys.stderr)
+        return 2
+    from garfish.train.trainer import run
+
+    return run(config)

@@ -1,0 +1,293 @@
+"""The training run of `garfish train`: data, epochs, the baseline, the network and its loss curve."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from garfish.engine.network import ACTIVATIONS, write_network
+from garfish.train.cli import PROG, TrainConfig
+from garfish.train.data import (
+    DataError, DataFile, Features, Positions, board_of, concatenate, features, load_file, targets, validation_games,
+)
+from garfish.train.model import Architecture, Model, integer_forward, make_batch, quantize
+
+EVAL_BATCH = 65536
+GOLDEN = (math.sqrt(5) - 1) / 2
+SCALE_RANGE = (10.0, 10000.0)  # the K' searched for a fitted sigmoid scale, in centipawns
+
+
+def say(line: str) -> None:
+    """Print a line of the run's report and flush."""
+    print(line, flush=True)
+
+
+@dataclasses.dataclass
+class Split:
+    """One side of the data (training or validation): positions, features and targets."""
+
+    positions: Positions
+    inputs: Features
+    target: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.target)
+
+
+def sigmoid_loss(evals: np.ndarray, target: np.ndarray, k: float) -> float:
+    """Mean squared error between sigmoid(evals / k) and the targets."""
+    predicted = 1.0 / (1.0 + np.exp(-np.asarray(evals, dtype=np.float64) / k))
+    return float(np.mean((predicted - target) ** 2))
+
+
+def fit_scale(evals: np.ndarray, target: np.ndarray) -> tuple[float, float]:
+    """The K' (golden-section search over log K' in SCALE_RANGE) at which sigmoid(evals / K')
+    best fits the targets, and its loss."""
+    low, high = (math.log(v) for v in SCALE_RANGE)
+    for _ in range(60):
+        left, right = high - GOLDEN * (high - low), low + GOLDEN * (high - low)
+        if sigmoid_loss(evals, target, math.exp(left)) <= sigmoid_loss(evals, target, math.exp(right)):
+            high = right
+        else:
+            low = left
+    best = math.exp((low + high) / 2)
+    return best, sigmoid_loss(evals, target, best)
+
+
+def read_data(config: TrainConfig) -> tuple[list[DataFile], Positions]:
+    """Every input file's positions (from the cache when it has them), reported as they come."""
+    sources, parts = [], []
+    for path in config.files:
+        started = time.perf_counter()
+        with tqdm(desc=f"parsing {path.name} (in check)", unit=" positions", disable=None, leave=False,
+                  file=sys.stderr) as bar:
+            source, positions, cached = load_file(path, config.cache, bar.update)
+        how = "from the cache" if cached else "parsed" + (f", cached in {config.cache}" if config.cache else "")
+        say(f"{path}: {len(positions):,} positions, {positions.games:,} games ({how}, "
+            f"{time.perf_counter() - started:.1f} s)")
+        sources.append(source)
+        parts.append(positions)
+    return sources, concatenate(parts)
+
+
+def split_data(config: TrainConfig, positions: Positions) -> tuple[Split, Split]:
+    """Filter, hold out the validation games, and compute each side's features and targets."""
+    keep = config.filters.mask(positions)
+    held = np.isin(positions.game, validation_games(positions.games, config.val_fraction, config.val_seed))
+    sides = []
+    for chosen in (keep & ~held, keep & held):
+        part = positions.select(chosen)
+        sides.append(Split(part, features(part, config.buckets), targets(part, config.lam, config.k)))
+    train, val = sides
+    say(f"{config.filters.describe()}: {int(keep.sum()):,} of {len(positions):,} kept; "
+        f"{len(train):,} training, {len(val):,} validation positions "
+        f"({config.val_fraction:g} of the games held out, seed {config.val_seed})")
+    if not len(train) or not len(val):
+        raise DataError("no training or no validation positions left after the filters and the split")
+    return train, val
+
+
+def predict(model: Model, split: Split) -> np.ndarray:
+    """The float model's evaluations (centipawns, side to move) of every position of a split."""
+    outputs = []
+    with torch.no_grad():
+        for start in range(0, len(split), EVAL_BATCH):
+            rows = np.arange(start, min(start + EVAL_BATCH, len(split)))
+            outputs.append(model(make_batch(split.inputs, rows)).double().numpy())
+    return np.concatenate(outputs) * model.arch.scale
+
+
+def baseline(config: TrainConfig, val: Split) -> tuple[float, float, float]:
+    """The hand-written evaluation on the validation positions: its best K', its loss there, and
+    the loss of a constant guess (the mean target), for scale."""
+    from garfish.engine.evaluate import evaluate
+
+    evals = np.array([evaluate(board_of(val.positions, row)) for row in range(len(val))], dtype=np.float64)
+    k, loss = fit_scale(evals, val.target)
+    constant = float(np.mean((val.target - val.target.mean()) ** 2))
+    say(f"baseline: hand-written evaluation, validation loss {loss:.5f} at its best K' = {k:.0f} "
+        f"(at K = {config.k:g}: {sigmoid_loss(evals, val.target, config.k):.5f}); "
+        f"a constant guess {constant:.5f}")
+    return k, loss, constant
+
+
+def learning_rate(config: TrainConfig, progress: float) -> float:
+    """The cosine decay from --lr to --lr-final; progress runs from 0 to 1 over the run."""
+    return config.lr_final + 0.5 * (config.lr - config.lr_final) * (1.0 + math.cos(math.pi * progress))
+
+
+def make_optimizer(config: TrainConfig, model: Model) -> torch.optim.Optimizer:
+    """AdamW (with its weight decay) or Adam."""
+    if config.optimizer == "adamw":
+        return torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    return torch.optim.Adam(model.parameters(), lr=config.lr)
+
+
+def train_epoch(config: TrainConfig, model: Model, optimizer: torch.optim.Optimizer, train: Split,
+                epoch: int) -> float:
+    """One pass over the training positions in a seeded order; the mean of the batches' losses."""
+    order = np.random.default_rng([config.seed, epoch]).permutation(len(train))
+    steps = math.ceil(len(train) / config.batch_size)
+    total = 0.0
+    with tqdm(total=steps, desc=f"epoch {epoch + 1}/{config.epochs}", disable=None, leave=False,
+              file=sys.stderr) as bar:
+        for step in range(steps):
+            rows = order[step * config.batch_size:(step + 1) * config.batch_size]
+            for group in optimizer.param_groups:
+                group["lr"] = learning_rate(config, (epoch * steps + step) / (config.epochs * steps))
+            target = torch.from_numpy(train.target[rows])
+            predicted = torch.sigmoid(model(make_batch(train.inputs, rows)) * (model.arch.scale / config.k))
+            loss = torch.mean((predicted - target) ** 2)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+            model.clip_()
+            total += loss.item() * len(rows)
+            bar.update()
+            if step % 20 == 0:
+                bar.set_postfix(loss=f"{loss.item():.5f}")
+    return total / len(train)
+
+
+def save_checkpoint(path: Path, model: Model, optimizer: torch.optim.Optimizer, epoch: int,
+                    history: dict[str, list[float]], command: str) -> None:
+    """Write a checkpoint (weights, optimizer state, epochs done, losses, command) atomically."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch,
+                "history": history, "arch": dataclasses.asdict(model.arch), "command": command}, partial)
+    os.replace(partial, path)
+
+
+def resume(path: Path, model: Model, optimizer: torch.optim.Optimizer) -> tuple[int, dict[str, list[float]], str]:
+    """Load a checkpoint into the model and optimizer: the epochs done, the losses and the first command."""
+    state = torch.load(path, weights_only=True)
+    if state["arch"] != dataclasses.asdict(model.arch):
+        raise ValueError(f"it holds a network {state['arch']}, not the {dataclasses.asdict(model.arch)} asked for")
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    return int(state["epoch"]), state["history"], str(state["command"])
+
+
+def plot_losses(path: Path, history: dict[str, list[float]], title: str, reference: Optional[float]) -> None:
+    """The loss curve: training and validation loss per epoch (and the baseline's, if measured)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+
+    figure, axes = pyplot.subplots(figsize=(7, 4.5))
+    epochs = range(1, len(history["train"]) + 1)
+    axes.plot(epochs, history["train"], marker=".", label="training")
+    axes.plot(epochs, history["val"], marker=".", label="validation")
+    if reference is not None:
+        axes.axhline(reference, color="grey", linestyle="--", label="hand-written evaluation (validation)")
+    axes.set_xlabel("epoch")
+    axes.set_ylabel("loss (MSE of sigmoid(eval / K))")
+    axes.set_title(title, fontsize=9)
+    axes.grid(alpha=0.3)
+    axes.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    pyplot.close(figure)
+
+
+def describe(config: TrainConfig, sources: list[DataFile], arch: Architecture, sizes: tuple[int, int],
+             losses: tuple[float, float, float], commands: list[str]) -> str:
+    """The network's description: data, filters, command, seed, settings and losses."""
+    train_loss, val_loss, quantized_loss = losses
+    data = ", ".join(f"{s.path.name} ({s.size:,} bytes, sha256 {s.sha256[:12]})" for s in sources)
+    lines = [
+        f"Garfish network, trained by {PROG}: H {arch.hidden}, {ACTIVATIONS[arch.activation]}, "
+        f"{arch.buckets} output bucket{'s' if arch.buckets > 1 else ''}, QA {arch.qa}, QB {arch.qb}, SCALE {arch.scale}",
+        f"data: {data}",
+        f"{config.filters.describe()}; validation: {config.val_fraction:g} of the games (seed {config.val_seed}); "
+        f"{sizes[0]:,} training and {sizes[1]:,} validation positions",
+        "command: " + commands[0] + "".join(f"; resumed by: {command}" for command in commands[1:]),
+        f"seed {config.seed}, lambda {config.lam:g}, K {config.k:g}, epochs {config.epochs}, batch {config.batch_size}, "
+        f"{config.optimizer} lr {config.lr:g} to {config.lr_final:g} (cosine), weight decay "
+        f"{config.weight_decay if config.optimizer == 'adamw' else 0:g}, threads {config.threads}",
+        f"final loss: training {train_loss:.6f}, validation {val_loss:.6f} (quantized network {quantized_loss:.6f})",
+    ]
+    return "\n".join(lines)
+
+
+def finish(config: TrainConfig, sources: list[DataFile], model: Model, optimizer: torch.optim.Optimizer,
+           splits: tuple[Split, Split], history: dict[str, list[float]], commands: list[str],
+           reference: Optional[float]) -> Path:
+    """Quantize the model, write the network, its checkpoint and loss curve (with the baseline's
+    loss, if measured), report the quantization's effect; the network's path."""
+    train, val = splits
+    float_evals = predict(model, val)
+    network = quantize(model)
+    quantized_evals = integer_forward(network, val.inputs, np.arange(len(val))).double().numpy()
+    quantized_loss = sigmoid_loss(quantized_evals, val.target, config.k)
+    losses = (history["train"][-1], history["val"][-1], quantized_loss)
+    network = dataclasses.replace(network, description=describe(config, sources, model.arch, (len(train), len(val)),
+                                                                 losses, commands))
+    config.output.mkdir(parents=True, exist_ok=True)
+    path = write_network(network, config.output)
+    save_checkpoint(path.with_suffix(".pt"), model, optimizer, len(history["val"]), history, commands[0])
+    plot_losses(path.with_suffix(".png"), history, network.description.splitlines()[0], reference)
+    difference = np.abs(quantized_evals - float_evals)
+    say(f"quantized against float evaluation on the validation positions: mean |difference| "
+        f"{difference.mean():.2f} cp, max {difference.max():.1f} cp")
+    network_k, network_best = fit_scale(float_evals, val.target)
+    say(f"network: validation loss {losses[1]:.6f} (quantized {quantized_loss:.6f}; {network_best:.6f} at its "
+        f"best K' = {network_k:.0f}), training loss {losses[0]:.6f}")
+    return path
+
+
+def run(config: TrainConfig) -> int:
+    """Train, write the network, its loss curve and checkpoint; 0 on success, 2 on bad data or checkpoint."""
+    torch.set_num_threads(config.threads)
+    torch.use_deterministic_algorithms(True)
+    try:
+        sources, positions = read_data(config)
+        train, val = split_data(config, positions)
+    except DataError as error:
+        print(f"{PROG}: {error}", file=sys.stderr)
+        return 2
+    torch.manual_seed(config.seed)
+    model = Model(Architecture(config.hidden, config.buckets, config.activation, config.qa, config.qb, config.scale))
+    optimizer = make_optimizer(config, model)
+    history: dict[str, list[float]] = {"train": [], "val": []}
+    start, commands = 0, [config.command]
+    if config.resume:
+        try:
+            start, history, first = resume(config.resume, model, optimizer)
+        except (ValueError, OSError, KeyError, RuntimeError) as error:
+            print(f"{PROG}: cannot resume from {config.resume}: {error}", file=sys.stderr)
+            return 2
+        commands = [first, config.command]
+        say(f"resumed from {config.resume} after epoch {start}")
+    reference = baseline(config, val)[1] if config.baseline else None
+    checkpoint = config.checkpoint or config.output / "checkpoint.pt"
+    say(f"training H {config.hidden} {ACTIVATIONS[config.activation]}, {config.buckets} bucket(s) on {len(train):,} "
+        f"positions, epochs {start + 1}-{config.epochs}, {config.threads} thread(s)")
+    started = time.perf_counter()
+    for epoch in range(start, config.epochs):
+        epoch_start = time.perf_counter()
+        history["train"].append(train_epoch(config, model, optimizer, train, epoch))
+        history["val"].append(sigmoid_loss(predict(model, val), val.target, config.k))
+        save_checkpoint(checkpoint, model, optimizer, epoch + 1, history, commands[0])
+        say(f"epoch {epoch + 1}/{config.epochs}: training loss {history['train'][-1]:.6f}, validation loss "
+            f"{history['val'][-1]:.6f}, lr {optimizer.param_groups[0]['lr']:.2e}, "
+            f"{time.perf_counter() - epoch_start:.1f} s")
+    say(f"training time {time.perf_counter() - started:.0f} s for {max(0, config.epochs - start)} epoch(s)")
+    path = finish(config, sources, model, optimizer, (train, val), history, commands, reference)
+    checkpoint.unlink(missing_ok=True)  # superseded by the network's own
+    if reference is not None:
+        say(f"hand-written evaluation: validation loss {reference:.6f} at its best K'")
+    say(f"loss curve {path.with_suffix('.png')}, checkpoint {path.with_suffix('.pt')}")
+    say(str(path))
+    return 0

@@ -183,7 +183,7 @@ def plot_losses(path: Path, history: dict[str, list[float]], title: str, referen
     import matplotlib
 
     matplotlib.use("Agg")
-    from matplotlib import pyplot
+    from matplotlib import pyplot, ticker
 
     figure, axes = pyplot.subplots(figsize=(7, 4.5))
     epochs = range(1, len(history["train"]) + 1)
@@ -192,13 +192,20 @@ def plot_losses(path: Path, history: dict[str, list[float]], title: str, referen
     if reference is not None:
         axes.axhline(reference, color="grey", linestyle="--", label="hand-written evaluation (validation)")
     axes.set_xlabel("epoch")
+    axes.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
     axes.set_ylabel("loss (MSE of sigmoid(eval / K))")
-    axes.set_title(title, fontsize=9)
+    axes.set_title(title, fontsize=10)
     axes.grid(alpha=0.3)
     axes.legend()
     figure.tight_layout()
     figure.savefig(path, dpi=100)
     pyplot.close(figure)
+
+
+def summary(arch: Architecture) -> str:
+    """The architecture in a few words: 'H 128, SCReLU, 1 output bucket'."""
+    plural = "s" if arch.buckets > 1 else ""
+    return f"H {arch.hidden}, {ACTIVATIONS[arch.activation]}, {arch.buckets} output bucket{plural}"
 
 
 def describe(config: TrainConfig, sources: list[DataFile], arch: Architecture, sizes: tuple[int, int],
@@ -207,14 +214,13 @@ def describe(config: TrainConfig, sources: list[DataFile], arch: Architecture, s
     train_loss, val_loss, quantized_loss = losses
     data = ", ".join(f"{s.path.name} ({s.size:,} bytes, sha256 {s.sha256[:12]})" for s in sources)
     lines = [
-        f"Garfish network, trained by {PROG}: H {arch.hidden}, {ACTIVATIONS[arch.activation]}, "
-        f"{arch.buckets} output bucket{'s' if arch.buckets > 1 else ''}, QA {arch.qa}, QB {arch.qb}, SCALE {arch.scale}",
+        f"Garfish network, trained by {PROG}: {summary(arch)}, QA {arch.qa}, QB {arch.qb}, SCALE {arch.scale}",
         f"data: {data}",
         f"{config.filters.describe()}; validation: {config.val_fraction:g} of the games (seed {config.val_seed}); "
         f"{sizes[0]:,} training and {sizes[1]:,} validation positions",
         "command: " + commands[0] + "".join(f"; resumed by: {command}" for command in commands[1:]),
-        f"seed {config.seed}, lambda {config.lam:g}, K {config.k:g}, epochs {config.epochs}, batch {config.batch_size}, "
-        f"{config.optimizer} lr {config.lr:g} to {config.lr_final:g} (cosine), weight decay "
+        f"seed {config.seed}, lambda {config.lam:g}, K {config.k:g}, epochs {config.epochs}, "
+        f"batch {config.batch_size}, {config.optimizer} lr {config.lr:g} to {config.lr_final:g} (cosine), weight decay "
         f"{config.weight_decay if config.optimizer == 'adamw' else 0:g}, threads {config.threads}",
         f"final loss: training {train_loss:.6f}, validation {val_loss:.6f} (quantized network {quantized_loss:.6f})",
     ]
@@ -237,7 +243,7 @@ def finish(config: TrainConfig, sources: list[DataFile], model: Model, optimizer
     config.output.mkdir(parents=True, exist_ok=True)
     path = write_network(network, config.output)
     save_checkpoint(path.with_suffix(".pt"), model, optimizer, len(history["val"]), history, commands[0])
-    plot_losses(path.with_suffix(".png"), history, network.description.splitlines()[0], reference)
+    plot_losses(path.with_suffix(".png"), history, f"{path.name}: {summary(model.arch)}", reference)
     difference = np.abs(quantized_evals - float_evals)
     say(f"quantized against float evaluation on the validation positions: mean |difference| "
         f"{difference.mean():.2f} cp, max {difference.max():.1f} cp")
@@ -272,8 +278,8 @@ def run(config: TrainConfig) -> int:
         say(f"resumed from {config.resume} after epoch {start}")
     reference = baseline(config, val)[1] if config.baseline else None
     checkpoint = config.checkpoint or config.output / "checkpoint.pt"
-    say(f"training H {config.hidden} {ACTIVATIONS[config.activation]}, {config.buckets} bucket(s) on {len(train):,} "
-        f"positions, epochs {start + 1}-{config.epochs}, {config.threads} thread(s)")
+    say(f"training {summary(model.arch)} on {len(train):,} positions, epochs {start + 1}-{config.epochs}, "
+        f"{config.threads} thread(s)")
     started = time.perf_counter()
     for epoch in range(start, config.epochs):
         epoch_start = time.perf_counter()

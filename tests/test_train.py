@@ -303,3 +303,14 @@ def test_the_loss_falls_on_learnable_data(torch: Any, tmp_path: Path) -> None:
         floats = model(make_batch(inputs, rows)).double().numpy() * 400
     difference = np.abs(integer_forward(read_network(network), inputs, rows).numpy() - floats)
     assert difference.mean() < 8 and difference.max() < 30, (difference.mean(), difference.max())
+
+
+def test_the_baseline_scale_is_the_one_that_fits(torch: Any) -> None:
+    """fit_scale finds the K' whose sigmoid(eval / K') matches the targets best."""
+    from garfish.train.trainer import fit_scale, sigmoid_loss
+
+    evals = np.linspace(-900.0, 900.0, 181)
+    target = 1.0 / (1.0 + np.exp(-evals / 310.0))
+    k, loss = fit_scale(evals, target)
+    assert k == pytest.approx(310.0, rel=1e-3) and loss < 1e-9
+    assert sigmoid_loss(evals, target, 400.0) > 1e-4

@@ -19,7 +19,7 @@ from typing import Optional, Self
 
 import chess
 
-from garfish.engine.evaluate import evaluate_kernel
+from garfish.engine.evaluate import evaluate_kernel, evaluate_packed
 from garfish.engine.flags import ILLEGAL_FLAG
 
 BB_SQUARES = chess.BB_SQUARES
@@ -165,9 +165,7 @@ class SearchBoard(chess.Board):
 
     def evaluate_packed(self) -> int:
         """evaluate_kernel's packed result for the position, as push_legal returns it."""
-        occupied_co = self.occupied_co
-        return int(evaluate_kernel(self.pawns, self.knights, self.bishops, self.rooks, self.queens, self.kings,
-                                   occupied_co[0], occupied_co[1], self.turn))
+        return evaluate_packed(self)
 
     def pop(self) -> chess.Move:  # type: ignore[override]
         """Unmake the last push. (Returns the null move: the search does not keep a move stack.)"""

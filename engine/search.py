@@ -354,11 +354,12 @@ class Searcher:
                 break
             if timed:
                 elapsed = time.perf_counter() - self._start
-                past_soft = self._optimum is not None and elapsed > self._optimum * soft_share
+                enough = ((self._optimum is not None and elapsed > self._optimum * soft_share)
+                          or (len(legal) == 1 and depth >= SINGLE_MOVE_DEPTH))
                 if self.pondering:
                     # Pondering goes on; a ponderhit will stop it at once (Stockfish's stopOnPonderhit).
-                    self._stop_on_ponderhit = past_soft or (len(legal) == 1 and depth >= SINGLE_MOVE_DEPTH)
-                elif past_soft or (len(legal) == 1 and depth >= SINGLE_MOVE_DEPTH):
+                    self._stop_on_ponderhit = enough
+                elif enough:
                     break
             if skill is not None and depth == 1:
                 # The skill's node budget binds from depth 2 on: depth 1 always completes (no mate in

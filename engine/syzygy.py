@@ -68,6 +68,12 @@ def check_table_file(path: str) -> Optional[str]:
     return None
 
 
+def problems_error(problems: list[str]) -> TablebaseError:
+    """One error naming the first PROBLEMS_SHOWN problems and how many more there are."""
+    more = len(problems) - PROBLEMS_SHOWN
+    return TablebaseError("; ".join(problems[:PROBLEMS_SHOWN]) + (f"; and {more} more" if more > 0 else ""))
+
+
 def table_files(folders: list[str]) -> list[str]:
     """The Syzygy table files (KRvK.rtbw, KQvKR.rtbz, ...) in the folders, each checked by
     check_table_file; TablebaseError names a missing folder or the files that cannot serve."""
@@ -89,8 +95,7 @@ def table_files(folders: list[str]) -> list[str]:
                 else:
                     problems.append(problem)
     if problems:
-        more = len(problems) - PROBLEMS_SHOWN
-        raise TablebaseError("; ".join(problems[:PROBLEMS_SHOWN]) + (f"; and {more} more" if more > 0 else ""))
+        raise problems_error(problems)
     return found
 
 
@@ -162,8 +167,7 @@ class Tablebases:
         problems = [problem for table in opened.values() if (problem := check_table_header(table)) is not None]
         if problems:
             self.tables.close()
-            more = len(problems) - PROBLEMS_SHOWN
-            raise TablebaseError("; ".join(problems[:PROBLEMS_SHOWN]) + (f"; and {more} more" if more > 0 else ""))
+            raise problems_error(problems)
         self.path = path
         self.wdl_count = len(wdl)
         self.dtz_count = len({os.path.basename(file)[:-5] for file in files if file.endswith(".rtbz")})

@@ -6,7 +6,7 @@
 For every setting E, `garfish match` plays Garfish (UCI_LimitStrength, UCI_Elo E) against
 Stockfish with UCI_LimitStrength and UCI_Elo clamped to the range Stockfish accepts (1350-2850
 in 15.1), both with Move Overhead 100 ms, from noob_3moves openings, and writes
-OUT_DIR/elo-E.json and .pgn. `garfish rating` then places the setting on Stockfish's scale.
+OUT_DIR/elo-E.json and .pgn. `garfish rating`'s estimate (arena.stats.rating_on_scale) then places the setting on Stockfish's scale.
 A setting whose report exists is not played again, so an interrupted run resumes. Prints a
 Markdown table "setting | opponent | W D L | measured rating [95% interval]".
 """
@@ -19,6 +19,8 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Optional
+
+from garfish.arena.stats import RatingLevel, rating_on_scale
 
 ROOT = Path(__file__).resolve().parent.parent
 OPENINGS = ROOT.parent / "shared" / "data" / "books" / "noob_3moves.epd"
@@ -59,16 +61,13 @@ def play(elo: int, args: argparse.Namespace, out: Path) -> Path:
 
 
 def rating(elo: int, report: Path) -> str:
-    """One table row from `garfish rating` on the report."""
+    """One table row: the setting's rating on Stockfish's scale, as `garfish rating` estimates it."""
     data = json.loads(report.read_text(encoding="utf-8"))
     sf = int(data["engines"][1].removeprefix("Stockfish"))
-    output = subprocess.run(garfish("rating", f"{sf}={report}"), check=True, capture_output=True,
-                            text=True).stdout
-    combined = output.strip().splitlines()[-1]  # "Combined rating: R  95% interval [L, U] ..."
-    value = combined.split()[2]
-    interval = combined[combined.index("["):combined.index("]") + 1]
-    return (f"| {elo} | {sf} | {data['wins']} {data['draws']} {data['losses']} | {value} {interval} "
-            f"| {int(value) - elo:+d} |")
+    estimate = rating_on_scale([RatingLevel(sf, data["pentanomial"])])
+    value = round(estimate.elo)
+    return (f"| {elo} | {sf} | {data['wins']} {data['draws']} {data['losses']} | {value} "
+            f"[{estimate.lower:.0f}, {estimate.upper:.0f}] | {value - elo:+d} |")
 
 
 def main(argv: Optional[list[str]] = None) -> int:

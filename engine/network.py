@@ -17,17 +17,22 @@ Architecture (a perspective network, as in Stockfish's NNUE and the bullet train
   W2[b] (int16 [B, 2H]) in int64. SCReLU's sum is then floor-divided by QA. Then
   out = that + b2[b] (int32 [B], on the QA * QB scale), and the evaluation in centipawns,
   from the side to move's view, is floor(out * SCALE / (QA * QB)) (Python's floor division).
+- Base: a network with base CLASSIC_BASE learns a correction to the hand-written evaluation: its
+  evaluation is that floor plus engine.evaluate.evaluate(board), both on the hand-written
+  evaluation's centipawn scale (as sunfish's experimental network is a residual over its
+  piece-square tables). Base NO_BASE (0) adds nothing.
 
 A position and its colour mirror get the same evaluation by construction (the tests check it).
 
 File (little-endian), named `nn-<the first 12 hex digits of the file's SHA-256>.gfnn`:
     header  MAGIC b"GFNN", then u16 version (1), u8 activation (0 CReLU, 1 SCReLU),
-            u8 reserved (0), u16 H, u16 B, u16 QA, u16 QB, u16 SCALE, u16 reserved (0),
+            u8 base (0 none, 1 the hand-written evaluation; 0 in files made before bases),
+            u16 H, u16 B, u16 QA, u16 QB, u16 SCALE, u16 reserved (0),
             u32 length of the description, then the description (UTF-8: data, command, loss)
     body    W1 int16 [768][H], b1 int16 [H], W2 int16 [B][2H], b2 int32 [B]
     trailer the SHA-256 (32 bytes) of everything before it
 `read_network` refuses a file that is short, long, of another magic or version, out of
-range (H 1-4096, B 1-64, QA, QB and SCALE non-zero) or whose checksum does not match, with a
+range (H 1-4096, B 1-64, QA, QB and SCALE non-zero, a known base) or whose checksum does not match, with a
 NetworkError saying why.
 """
 
@@ -46,10 +51,12 @@ MAGIC = b"GFNN"
 VERSION = 1
 CRELU, SCRELU = 0, 1
 ACTIVATIONS = {CRELU: "CReLU", SCRELU: "SCReLU"}
+NO_BASE, CLASSIC_BASE = 0, 1
+BASES = {NO_BASE: "none", CLASSIC_BASE: "classic"}  # what the network's output is added to
 FEATURES = 768
 MAX_HIDDEN = 4096
 MAX_BUCKETS = 64
-HEADER = struct.Struct("<4sHBBHHHHHHI")  # magic, version, activation, reserved, H, B, QA, QB, SCALE, reserved, len
+HEADER = struct.Struct("<4sHBBHHHHHHI")  # magic, version, activation, base, H, B, QA, QB, SCALE, reserved, len
 CHECKSUM_SIZE = 32
 SUFFIX = ".gfnn"
 
@@ -71,6 +78,7 @@ class Network:
     w2: np.ndarray  # int16 [B, 2H]
     b2: np.ndarray  # int32 [B]
     description: str = ""
+    base: int = NO_BASE  # CLASSIC_BASE: the output is a correction added to the hand-written evaluation
 
     @property
     def hidden(self) -> int:
@@ -115,13 +123,18 @@ def forward(network: Network, board: chess.Board) -> int:
     else:
         total = int(np.dot(active, weights))
     out = total + int(network.b2[bucket])
-    return out * network.scale // (network.qa * network.qb)
+    score = out * network.scale // (network.qa * network.qb)
+    if network.base == CLASSIC_BASE:
+        from garfish.engine.evaluate import evaluate  # Numba: loaded only for a network that needs it
+
+        score += evaluate(board)
+    return score
 
 
 def encode_network(network: Network) -> bytes:
     """The file's bytes for a network."""
     description = network.description.encode("utf-8")
-    header = HEADER.pack(MAGIC, VERSION, network.activation, 0, network.hidden, network.buckets, network.qa,
+    header = HEADER.pack(MAGIC, VERSION, network.activation, network.base, network.hidden, network.buckets, network.qa,
                          network.qb, network.scale, 0, len(description))
     body = b"".join([
         np.ascontiguousarray(network.w1, dtype="<i2").tobytes(),
@@ -150,13 +163,15 @@ def decode_network(data: bytes) -> Network:
     """A network from a file's bytes (NetworkError if they are not a valid network)."""
     if len(data) < HEADER.size + CHECKSUM_SIZE:
         raise NetworkError(f"too short for a network file ({len(data)} bytes)")
-    magic, version, activation, _, hidden, buckets, qa, qb, scale, _, text_length = HEADER.unpack_from(data)
+    magic, version, activation, base, hidden, buckets, qa, qb, scale, _, text_length = HEADER.unpack_from(data)
     if magic != MAGIC:
         raise NetworkError(f"not a Garfish network (magic {magic!r}, expected {MAGIC!r})")
     if version != VERSION:
         raise NetworkError(f"network format version {version}, this engine reads version {VERSION}")
     if activation not in ACTIVATIONS:
         raise NetworkError(f"unknown activation {activation}")
+    if base not in BASES:
+        raise NetworkError(f"unknown base evaluation {base}")
     if not (1 <= hidden <= MAX_HIDDEN and 1 <= buckets <= MAX_BUCKETS and qa and qb and scale):
         raise NetworkError(f"sizes out of range (H {hidden}, B {buckets}, QA {qa}, QB {qb}, SCALE {scale})")
     sizes = [FEATURES * hidden * 2, hidden * 2, buckets * 2 * hidden * 2, buckets * 4]
@@ -179,7 +194,7 @@ def decode_network(data: bytes) -> Network:
                                     offset=offset).reshape(shape).astype(dtype[1:]))
         offset += size
     w1, b1, w2, b2 = arrays
-    return Network(activation, qa, qb, scale, w1, b1, w2, b2, description)
+    return Network(activation, qa, qb, scale, w1, b1, w2, b2, description, base)
 
 
 def read_network(path: Union[str, Path]) -> Network:

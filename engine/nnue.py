@@ -3,8 +3,9 @@
 A NetworkEvaluator holds a network's weights as the kernels take them; the Searcher that owns
 one searches with the network instead of the hand-written evaluation (engine.evaluate). Both
 kernels return what evaluate_kernel returns, score << FLAG_BITS | flags, with the very same
-flags (engine.flags), and a score equal to engine.network.forward(network, board): nothing
-added, and exact in integers (the bounds are in _output's comments).
+flags (engine.flags), and a score equal to engine.network.forward(network, board): exact in
+integers (the bounds are in _output's comments). A network on the hand-written base
+(CLASSIC_BASE) calls evaluate_kernel, adds its score to the network's and takes its flags.
 
 Two kernels:
 - network_kernel computes both accumulators from scratch (evaluate_packed for any board);
@@ -43,8 +44,9 @@ from numba import njit
 
 from garfish.engine.bits import ONE, lsb, popcount
 from garfish.engine.board import SearchBoard
-from garfish.engine.flags import FLAG_BITS, ILLEGAL_FLAG, attack_flags, side_attacks
-from garfish.engine.network import FEATURES, SCRELU, Network
+from garfish.engine.evaluate import evaluate_kernel
+from garfish.engine.flags import FLAG_BITS, FLAGS_MASK, ILLEGAL_FLAG, attack_flags, side_attacks
+from garfish.engine.network import BASES, CLASSIC_BASE, FEATURES, SCRELU, Network
 from garfish.engine.types import MAX_PLY, TB_WIN_BOUND
 
 # The kernels' weight matrix, int16 [771 + 2B, H]: W1's 768 rows, b1, a row of zeros, then for
@@ -52,8 +54,8 @@ from garfish.engine.types import MAX_PLY, TB_WIN_BOUND
 BIAS_ROW = FEATURES
 ZERO_ROW = FEATURES + 1  # all zero: the row of "no piece" in an update
 OUTPUT_ROW = FEATURES + 2
-# The kernels' int64 parameters: activation, QA, QB, SCALE, then b2 (one per bucket).
-ACTIVATION, QA, QB, SCALE, OUTPUT_BIAS = 0, 1, 2, 3, 4
+# The kernels' int64 parameters: activation, QA, QB, SCALE, base, then b2 (one per bucket).
+ACTIVATION, QA, QB, SCALE, BASE, OUTPUT_BIAS = 0, 1, 2, 3, 4, 5
 # A score at or beyond TB_WIN_BOUND would read as a tablebase win: a network's is held below it
 # (no realistic network comes near; forward() itself is not bounded).
 SCORE_LIMIT = TB_WIN_BOUND - 1
@@ -143,8 +145,8 @@ def _changes(parent, pieces, white, black):
 
 @njit(cache=True)
 def _output(acc_us, acc_them, occ, weights, params):
-    """The network's score from the side to move's accumulator and the other side's (forward()'s
-    steps from the activation on), held within +-SCORE_LIMIT."""
+    """The network's output in centipawns from the side to move's accumulator and the other
+    side's (forward()'s steps from the activation on, before any base)."""
     hidden = weights.shape[1]
     buckets = params.shape[0] - OUTPUT_BIAS
     qa = params[QA]
@@ -181,8 +183,7 @@ def _output(acc_us, acc_them, occ, weights, params):
         for j in range(hidden):
             total += np.int32(min(max(acc_them[j], zero), qa32) * w_them[j])
     # |total| < 8192 * 65535 * 32768 < 2^44 and |b2| < 2^31: times SCALE it stays below 2^60.
-    score = (total + params[OUTPUT_BIAS + bucket]) * params[SCALE] // (qa * params[QB])
-    return min(max(score, -SCORE_LIMIT), SCORE_LIMIT)
+    return (total + params[OUTPUT_BIAS + bucket]) * params[SCALE] // (qa * params[QB])
 
 
 @njit(cache=True)
@@ -190,7 +191,13 @@ def _evaluate(pawns, knights, bishops, rooks, queens, kings, black, white, turn,
     """network_update_kernel's work (see there)."""
     if not (kings & white) or not (kings & black):
         return 0  # not a real position; the search never gets here
-    flags = _network_flags(pawns, knights, bishops, rooks, queens, kings, black, white, turn)
+    base = np.int64(0)
+    if params[BASE] == CLASSIC_BASE:
+        packed = evaluate_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn)
+        flags = packed & FLAGS_MASK
+        base = packed >> FLAG_BITS
+    else:
+        flags = _network_flags(pawns, knights, bishops, rooks, queens, kings, black, white, turn)
     if flags & ILLEGAL_FLAG:
         return flags
     hidden = weights.shape[1]
@@ -222,9 +229,10 @@ def _evaluate(pawns, knights, bishops, rooks, queens, kings, black, white, turn,
     record[6] = black
     record[7] = white
     if turn:
-        score = _output(acc_white, acc_black, white | black, weights, params)
+        score = base + _output(acc_white, acc_black, white | black, weights, params)
     else:
-        score = _output(acc_black, acc_white, white | black, weights, params)
+        score = base + _output(acc_black, acc_white, white | black, weights, params)
+    score = min(max(score, -SCORE_LIMIT), SCORE_LIMIT)
     return (score << FLAG_BITS) | flags
 
 
@@ -258,14 +266,15 @@ class NetworkEvaluator:
         self.weights = np.ascontiguousarray(np.concatenate([
             network.w1.astype(np.int16), network.b1.astype(np.int16).reshape(1, hidden),
             np.zeros((1, hidden), dtype=np.int16), network.w2.astype(np.int16).reshape(2 * buckets, hidden)]))
-        self.params = np.array([network.activation, network.qa, network.qb, network.scale,
+        self.params = np.array([network.activation, network.qa, network.qb, network.scale, network.base,
                                 *network.b2.tolist()], dtype=np.int64)
 
     def describe(self) -> str:
         """One line about the network: name, sizes and activation."""
         activation = "SCReLU" if self.network.activation == SCRELU else "CReLU"
+        base = ", added to the hand-written evaluation" if self.network.base == CLASSIC_BASE else ""
         return (f"{self.name} (768x2 -> {self.network.hidden}x2 {activation} -> 1, "
-                f"{self.network.buckets} output bucket{'s' if self.network.buckets > 1 else ''})")
+                f"{self.network.buckets} output bucket{'s' if self.network.buckets > 1 else ''}{base})")
 
     def evaluate_packed(self, board: chess.Board) -> int:
         """network_kernel's packed result for the board (score << FLAG_BITS | flags)."""

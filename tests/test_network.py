@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from pathlib import Path
 
@@ -11,8 +12,8 @@ import pytest
 
 from garfish.engine.bench import BENCH_FENS
 from garfish.engine.network import (
-    CRELU, FEATURES, HEADER, SCRELU, Network, NetworkError, active_features, decode_network, encode_network,
-    feature_index, forward, output_bucket, read_network, write_network,
+    CLASSIC_BASE, CRELU, FEATURES, HEADER, SCRELU, Network, NetworkError, active_features, decode_network,
+    encode_network, feature_index, forward, output_bucket, read_network, write_network,
 )
 
 
@@ -84,6 +85,19 @@ def test_a_network_survives_the_file_round_trip(tmp_path: Path) -> None:
     assert forward(loaded, chess.Board()) == forward(network, chess.Board())
 
 
+def test_a_network_on_the_classic_base_adds_the_hand_written_evaluation(tmp_path: Path) -> None:
+    from garfish.engine.evaluate import evaluate
+
+    plain = random_network(SCRELU, hidden=8, buckets=2, seed=4)
+    based = dataclasses.replace(plain, base=CLASSIC_BASE)
+    loaded = read_network(write_network(based, tmp_path))
+    assert loaded.base == CLASSIC_BASE and read_network(write_network(plain, tmp_path)).base == 0
+    for fen in BENCH_FENS:
+        board = chess.Board(fen)
+        assert forward(loaded, board) == forward(plain, board) + evaluate(board) != forward(plain, board), fen
+        assert forward(loaded, board.mirror()) == forward(loaded, board), fen
+
+
 def test_damaged_files_are_refused_with_the_reason(tmp_path: Path) -> None:
     data = encode_network(random_network(CRELU, hidden=4, buckets=1))
     flipped = bytearray(data)
@@ -93,6 +107,7 @@ def test_damaged_files_are_refused_with_the_reason(tmp_path: Path) -> None:
         "truncated": data[:-100],
         "not a Garfish network": b"XXXX" + data[4:],
         "version": data[:4] + (7).to_bytes(2, "little") + data[6:],
+        "unknown base": data[:7] + bytes([9]) + data[8:],
         "checksum mismatch": bytes(flipped),
     }
     for reason, damaged in cases.items():

@@ -17,7 +17,7 @@ import pytest
 
 from conftest import ROOT, data_missing, run_interpreted
 from garfish.engine.evaluate import FLAG_BITS, FLAGS_MASK, ILLEGAL_FLAG, evaluate_packed
-from garfish.engine.network import CRELU, FEATURES, SCRELU, Network, forward, write_network
+from garfish.engine.network import CLASSIC_BASE, CRELU, FEATURES, SCRELU, Network, forward, write_network
 from garfish.engine.nnue import SCORE_LIMIT, STATE_PLIES, NetworkBoard, NetworkEvaluator
 from garfish.engine.search import SearchInfo, Searcher
 from garfish.engine.types import Limits
@@ -94,6 +94,24 @@ def test_a_position_and_its_colour_mirror_get_the_same_score(activation: int) ->
     for board, packed in search_walk(evaluator, games=1, seed=5):
         # The mirror from scratch, the position with its accumulators updated.
         assert evaluator.evaluate_packed(board.mirror()) == packed, board.fen()
+
+
+@pytest.mark.parametrize("activation", [CRELU, SCRELU])
+def test_a_network_on_the_classic_base_adds_the_hand_written_evaluation(activation: int) -> None:
+    network = dataclasses.replace(make_network(activation, 64, 8, 255), base=CLASSIC_BASE)
+    evaluator = NetworkEvaluator(network)
+    assert "added to the hand-written evaluation" in evaluator.describe()
+    plain = NetworkEvaluator(dataclasses.replace(network, base=0))
+    for board in RANDOM_PLAY:
+        packed = evaluator.evaluate_packed(board)
+        assert packed == expected(network, board), board.fen()
+        assert packed >> FLAG_BITS == plain.evaluate(board) + (evaluate_packed(board) >> FLAG_BITS), board.fen()
+        assert evaluator.evaluate(board.mirror()) == packed >> FLAG_BITS, board.fen()
+    updated = 0
+    for board, packed in search_walk(evaluator, games=3, seed=activation):
+        assert packed == expected(network, board), board.fen()
+        updated += 1
+    assert updated > 500
 
 
 def test_illegal_positions_get_the_hand_written_flags_and_no_score() -> None:

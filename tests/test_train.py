@@ -16,7 +16,10 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, require_train_extra
-from garfish.engine.network import CRELU, SCRELU, active_features, forward, output_bucket, read_network
+from garfish.engine.evaluate import evaluate
+from garfish.engine.network import (
+    CLASSIC_BASE, CRELU, NO_BASE, SCRELU, active_features, forward, output_bucket, read_network,
+)
 from garfish.train.cli import main as train_main
 from garfish.train.data import (
     DataError, Filters, board_of, concatenate, features, load_file, parse_lines, targets, validation_games,
@@ -255,22 +258,24 @@ def test_an_interrupted_run_resumed_ends_as_the_whole_run(torch: Any, data_file:
     assert "resumed by: garfish train" in resumed.description
 
 
-@pytest.mark.parametrize("activation, buckets", [(SCRELU, 8), (CRELU, 1)])
+@pytest.mark.parametrize("activation, buckets, base", [(SCRELU, 8, NO_BASE), (CRELU, 1, NO_BASE),
+                                                      (SCRELU, 8, CLASSIC_BASE)])
 def test_the_quantized_network_in_integers_equals_engine_forward(torch: Any, lines: list[str], activation: int,
-                                                                  buckets: int) -> None:
+                                                                  buckets: int, base: int) -> None:
     """The trainer's int64 forward pass of the quantized weights gives engine.network.forward's
     evaluation, from FEN to centipawns, on every position (accumulators clipped at 0 and QA)."""
     from garfish.train.model import Architecture, Model, integer_forward, quantize
 
-    inputs = features(parse_lines(lines), buckets)
+    inputs = features(parse_lines(lines), buckets, base)
     torch.manual_seed(0)
-    model = Model(Architecture(16, buckets, activation))
+    model = Model(Architecture(16, buckets, activation, base=base))
     with torch.no_grad():
         model.w1.uniform_(-0.4, 0.4)
         model.b1.uniform_(-0.5, 1.2)
         model.w2.uniform_(-3.0, 3.0)
         model.b2.uniform_(-2.0, 2.0)
     network = quantize(model)
+    assert network.base == base
     ours = integer_forward(network, inputs, np.arange(len(lines))).tolist()
     assert ours == [forward(network, chess.Board(line.split(";")[0])) for line in lines]
     assert len(lines) > 2000 and len(set(ours)) > 500
@@ -303,6 +308,31 @@ def test_the_loss_falls_on_learnable_data(torch: Any, tmp_path: Path) -> None:
         floats = model(make_batch(inputs, rows)).double().numpy() * 400
     difference = np.abs(integer_forward(read_network(network), inputs, rows).numpy() - floats)
     assert difference.mean() < 8 and difference.max() < 30, (difference.mean(), difference.max())
+
+
+def test_a_network_on_the_classic_base_learns_a_correction_at_the_base_scale(torch: Any, data_file: Path,
+                                                                              lines: list[str], tmp_path: Path) -> None:
+    """With --base classic the network starts from the hand-written evaluation (its output is
+    added), is trained at the scale that fits that evaluation, and its file says so."""
+    from garfish.train.model import Architecture, Model, make_batch
+
+    path = train(data_file, tmp_path / "nets", "--epochs", "2", "--base", "classic")
+    network = read_network(path)
+    assert network.base == CLASSIC_BASE and "on the classic evaluation" in network.description
+    fitted = float(network.description.split("evaluation scale ")[1].split(",")[0])
+    assert 100 < fitted < 1000 and fitted != 400
+    # The float model's evaluation is its own output plus the hand-written evaluation.
+    positions = parse_lines(lines)
+    inputs = features(positions, 1, CLASSIC_BASE)
+    model = Model(Architecture(8, 1, SCRELU, base=CLASSIC_BASE))
+    rows = np.arange(min(len(positions), 500))
+    with torch.no_grad():
+        based = model(make_batch(inputs, rows)).double().numpy() * 400
+        plain = Model(Architecture(8, 1, SCRELU))
+        plain.load_state_dict(model.state_dict())
+        own = plain(make_batch(inputs, rows)).double().numpy() * 400
+    expected = np.array([evaluate(board_of(positions, row)) for row in rows])
+    assert np.allclose(based - own, expected) and np.abs(expected).max() > 50
 
 
 def test_the_baseline_scale_is_the_one_that_fits(torch: Any) -> None:

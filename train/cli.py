@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from garfish.engine.network import CRELU, MAX_BUCKETS, MAX_HIDDEN, SCRELU
+from garfish.engine.network import BASES, CRELU, MAX_BUCKETS, MAX_HIDDEN, NO_BASE, SCRELU
 from garfish.train.data import Filters, default_cache
 
 PROG = "garfish train"
@@ -48,8 +48,10 @@ class TrainConfig:
     qa: int = 255
     qb: int = 64
     scale: int = 400
+    base: int = NO_BASE
     lam: float = 0.75
     k: float = 400.0
+    eval_k: Optional[float] = None  # the evaluation's sigmoid scale; None: K, or with a base the base's fitted K'
     epochs: int = 10
     batch_size: int = 4096
     lr: float = 1e-3
@@ -81,10 +83,17 @@ def build_parser() -> argparse.ArgumentParser:
     net.add_argument("--qa", type=int, default=255, help="quantization of the accumulator (default 255)")
     net.add_argument("--qb", type=int, default=64, help="quantization of the output weights (default 64)")
     net.add_argument("--scale", type=int, default=400, help="centipawns per output unit (default 400)")
+    net.add_argument("--base", choices=sorted(BASES.values()), default="none",
+                     help="what the network's output is added to: classic, the hand-written evaluation, so that "
+                          "the network learns a correction to it on its scale; none (default)")
     loss = parser.add_argument_group("loss and optimizer")
     loss.add_argument("--lambda", dest="lam", type=float, default=0.75,
                       help="weight of the score against the game result in the target (default 0.75)")
-    loss.add_argument("--k", type=float, default=400.0, help="sigmoid scale K in centipawns (default 400)")
+    loss.add_argument("--k", type=float, default=400.0,
+                      help="sigmoid scale K of the SCORE in the target, in centipawns (default 400)")
+    loss.add_argument("--eval-k", type=float, default=None,
+                      help="sigmoid scale of the evaluation being trained (default: K; with --base classic, the "
+                           "scale that best fits the hand-written evaluation to the training targets)")
     loss.add_argument("--epochs", type=int, default=10, help="passes over the training data (default 10)")
     loss.add_argument("--batch-size", type=int, default=4096, help="positions per step (default 4096)")
     loss.add_argument("--lr", type=float, default=1e-3, help="learning rate at the start (default 0.001)")
@@ -133,7 +142,7 @@ def config_from(args: argparse.Namespace, argv: list[str]) -> tuple[Optional[Tra
         (1 <= args.buckets <= MAX_BUCKETS, f"--buckets must be 1-{MAX_BUCKETS}"),
         (all(0 < v <= 65535 for v in (args.qa, args.qb, args.scale)), "--qa, --qb and --scale must be 1-65535"),
         (0.0 <= args.lam <= 1.0, "--lambda must be within 0-1"),
-        (args.k > 0, "--k must be positive"),
+        (args.k > 0 and (args.eval_k is None or args.eval_k > 0), "--k and --eval-k must be positive"),
         (args.epochs >= 1 and args.batch_size >= 1 and args.threads >= 1,
          "--epochs, --batch-size and --threads must be positive"),
         (args.lr > 0 and args.lr_final >= 0 and args.weight_decay >= 0, "learning rates and decay must be positive"),
@@ -152,8 +161,8 @@ def config_from(args: argparse.Namespace, argv: list[str]) -> tuple[Optional[Tra
     cache = None if args.no_cache else (args.cache or default_cache())
     return TrainConfig(
         files=files, output=args.output, hidden=args.hidden, buckets=args.buckets,
-        activation=ACTIVATION_NAMES[args.activation], qa=args.qa, qb=args.qb, scale=args.scale, lam=args.lam,
-        k=args.k, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, lr_final=args.lr_final,
+        activation=ACTIVATION_NAMES[args.activation], qa=args.qa, qb=args.qb, scale=args.scale,
+        base={name: code for code, name in BASES.items()}[args.base], lam=args.lam, k=args.k, eval_k=args.eval_k, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, lr_final=args.lr_final,
         optimizer=args.optimizer, weight_decay=args.weight_decay, seed=args.seed, val_fraction=args.val_fraction,
         val_seed=args.val_seed, threads=args.threads,
         filters=Filters(args.keep_checks, args.keep_noisy, args.max_score), cache=cache,

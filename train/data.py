@@ -24,7 +24,7 @@ from typing import Callable, Optional, Sequence
 import chess
 import numpy as np
 
-from garfish.engine.network import FEATURES, feature_index, output_bucket
+from garfish.engine.network import CLASSIC_BASE, FEATURES, NO_BASE, feature_index, output_bucket
 
 CACHE_VERSION = 1
 GZIP_MAGIC = b"\x1f\x8b"
@@ -351,10 +351,28 @@ class Features:
     them: np.ndarray
     count: np.ndarray   # int64 [N]
     bucket: np.ndarray  # int64 [N]
+    base: np.ndarray    # int64 [N]: the base evaluation the network's output is added to (0: none)
 
 
-def features(positions: Positions, buckets: int, chunk: int = 1 << 16) -> Features:
-    """The features of every position (feature_index's definition, vectorised)."""
+def classic_evaluations(positions: Positions) -> np.ndarray:
+    """The hand-written evaluation (engine.evaluate's kernel, side to move's view) of every position."""
+    from garfish.engine.evaluate import FLAG_BITS, evaluate_kernel  # Numba: loaded only when asked for
+
+    planes = np.ascontiguousarray(positions.pieces, dtype=np.uint64)
+    white = np.bitwise_or.reduce(planes[:, :6], axis=1)
+    black = np.bitwise_or.reduce(planes[:, 6:], axis=1)
+    kinds = planes[:, :6] | planes[:, 6:]
+    result = np.empty(len(positions), dtype=np.int64)
+    for row in range(len(positions)):
+        pawns, knights, bishops, rooks, queens, kings = (int(v) for v in kinds[row])
+        result[row] = evaluate_kernel(pawns, knights, bishops, rooks, queens, kings, int(black[row]),
+                                      int(white[row]), bool(positions.turn[row])) >> FLAG_BITS
+    return result
+
+
+def features(positions: Positions, buckets: int, base: int = NO_BASE, chunk: int = 1 << 16) -> Features:
+    """The features of every position (feature_index's definition, vectorised), with the base
+    evaluation of each (CLASSIC_BASE: the hand-written one) or zeros."""
     size = len(positions)
     us = np.full((size, MAX_PIECES), PAD, dtype=np.int16)
     them = np.full((size, MAX_PIECES), PAD, dtype=np.int16)
@@ -372,4 +390,5 @@ def features(positions: Positions, buckets: int, chunk: int = 1 << 16) -> Featur
         them[start + rows, column] = np.where(white, PERSPECTIVE[0][planes], PERSPECTIVE[1][planes])
         count[start:start + len(pieces)] = per_row
     table = np.array([output_bucket(n, buckets) for n in range(MAX_PIECES + 1)], dtype=np.int64)
-    return Features(us, them, count, table[count])
+    base_scores = classic_evaluations(positions) if base == CLASSIC_BASE else np.zeros(size, dtype=np.int64)
+    return Features(us, them, count, table[count], base_scores)

@@ -3,7 +3,9 @@ quantization to a `Network`, and the integer forward pass of the quantized weigh
 
 The float model works on the scale the integers stand for: an accumulator clamped to [0, 1] is
 [0, QA] in the engine, a W2 weight w is w * QB, and the output o (before SCALE) is o * QA * QB.
-So the evaluation is o * SCALE centipawns in both, and quantizing is rounding
+So the evaluation is o * SCALE centipawns in both (plus the base evaluation of a network that has
+one: the model adds base / SCALE to its output, so that o * SCALE is the whole evaluation), and
+quantizing is rounding
 W1 * QA, b1 * QA, W2 * QB and b2 * QA * QB. `clip_` keeps every weight within what int16
 (W1, b1, W2) and int32 (b2) can hold after that rounding.
 """
@@ -16,7 +18,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from garfish.engine.network import FEATURES, SCRELU, Network
+from garfish.engine.network import FEATURES, NO_BASE, SCRELU, Network
 from garfish.train.data import Features
 
 INT16_MAX = 32767
@@ -39,6 +41,7 @@ class Architecture:
     qa: int = 255
     qb: int = 64
     scale: int = 400
+    base: int = NO_BASE  # NO_BASE or CLASSIC_BASE (engine.network)
 
 
 @dataclass
@@ -50,6 +53,7 @@ class Batch:
     them: torch.Tensor
     offsets: torch.Tensor
     bucket: torch.Tensor
+    base: torch.Tensor  # float64 [N]: the base evaluation in centipawns (zeros without one)
 
 
 def make_batch(inputs: Features, rows: np.ndarray) -> Batch:
@@ -59,7 +63,7 @@ def make_batch(inputs: Features, rows: np.ndarray) -> Batch:
     used = torch.arange(inputs.us.shape[1]) < count[:, None]
     us = torch.from_numpy(inputs.us[rows]).long()[used]
     them = torch.from_numpy(inputs.them[rows]).long()[used]
-    return Batch(us, them, offsets, torch.from_numpy(inputs.bucket[rows]))
+    return Batch(us, them, offsets, torch.from_numpy(inputs.bucket[rows]), torch.from_numpy(inputs.base[rows]))
 
 
 class Model(nn.Module):
@@ -75,13 +79,17 @@ class Model(nn.Module):
         self.b2 = nn.Parameter(torch.zeros(arch.buckets))
 
     def forward(self, batch: Batch) -> torch.Tensor:
-        """The output before SCALE (the evaluation is this times SCALE centipawns), side to move's view."""
+        """The output before SCALE (the evaluation is this times SCALE centipawns, the base's
+        included), side to move's view."""
         us = nn.functional.embedding_bag(batch.us, self.w1, batch.offsets, mode="sum") + self.b1
         them = nn.functional.embedding_bag(batch.them, self.w1, batch.offsets, mode="sum") + self.b1
         active = torch.cat([us, them], dim=1).clamp(0.0, 1.0)
         if self.arch.activation == SCRELU:
             active = active * active
-        return (active * self.w2[batch.bucket]).sum(dim=1) + self.b2[batch.bucket]
+        out = (active * self.w2[batch.bucket]).sum(dim=1) + self.b2[batch.bucket]
+        if self.arch.base != NO_BASE:
+            out = out + (batch.base / self.arch.scale).to(out.dtype)
+        return out
 
     @torch.no_grad()
     def clip_(self) -> None:
@@ -108,13 +116,14 @@ def quantize(model: Model, description: str = "") -> Network:
     return Network(arch.activation, arch.qa, arch.qb, arch.scale,
                    _rounded(model.w1, arch.qa, np.int16), _rounded(model.b1, arch.qa, np.int16),
                    _rounded(model.w2, arch.qb, np.int16), _rounded(model.b2, arch.qa * arch.qb, np.int32),
-                   description)
+                   description, arch.base)
 
 
 def integer_forward(network: Network, inputs: Features, rows: np.ndarray, chunk: int = 2048) -> torch.Tensor:
     """engine.network.forward's evaluation (centipawns, side to move) of the given rows, in int64
     tensors: the accumulators summed from W1's integer rows, clamped to [0, QA], (squared and
-    floor-divided by QA for SCReLU) dotted with W2, plus b2, times SCALE floor-divided by QA * QB."""
+    floor-divided by QA for SCReLU) dotted with W2, plus b2, times SCALE floor-divided by QA * QB,
+    plus the base evaluation of a network that has one (inputs.base)."""
     w1 = torch.from_numpy(np.vstack([network.w1, np.zeros((1, network.hidden), np.int16)]).astype(np.int64))
     b1 = torch.from_numpy(network.b1.astype(np.int64))
     w2 = torch.from_numpy(network.w2.astype(np.int64))
@@ -135,5 +144,8 @@ def integer_forward(network: Network, inputs: Features, rows: np.ndarray, chunk:
         else:
             total = (active * w2[bucket]).sum(dim=1)
         out = total + b2[bucket]
-        results.append(torch.div(out * network.scale, network.qa * network.qb, rounding_mode="floor"))
+        score = torch.div(out * network.scale, network.qa * network.qb, rounding_mode="floor")
+        if network.base != NO_BASE:
+            score = score + torch.from_numpy(inputs.base[part])
+        results.append(score)
     return torch.cat(results) if results else torch.zeros(0, dtype=torch.int64)

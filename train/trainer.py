@@ -14,10 +14,11 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from garfish.engine.network import ACTIVATIONS, write_network
+from garfish.engine.network import ACTIVATIONS, BASES, NO_BASE, write_network
 from garfish.train.cli import PROG, TrainConfig
 from garfish.train.data import (
-    DataError, DataFile, Features, Positions, board_of, concatenate, features, load_file, targets, validation_games,
+    DataError, DataFile, Features, Positions, classic_evaluations, concatenate, features, load_file, targets,
+    validation_games,
 )
 from garfish.train.model import Architecture, Model, integer_forward, make_batch, quantize
 
@@ -86,7 +87,7 @@ def split_data(config: TrainConfig, positions: Positions) -> tuple[Split, Split]
     sides = []
     for chosen in (keep & ~held, keep & held):
         part = positions.select(chosen)
-        sides.append(Split(part, features(part, config.buckets), targets(part, config.lam, config.k)))
+        sides.append(Split(part, features(part, config.buckets, config.base), targets(part, config.lam, config.k)))
     train, val = sides
     say(f"{config.filters.describe()}: {int(keep.sum()):,} of {len(positions):,} kept; "
         f"{len(train):,} training, {len(val):,} validation positions "
@@ -109,9 +110,7 @@ def predict(model: Model, split: Split) -> np.ndarray:
 def baseline(config: TrainConfig, val: Split) -> tuple[float, float, float]:
     """The hand-written evaluation on the validation positions: its best K', its loss there, and
     the loss of a constant guess (the mean target), for scale."""
-    from garfish.engine.evaluate import evaluate
-
-    evals = np.array([evaluate(board_of(val.positions, row)) for row in range(len(val))], dtype=np.float64)
+    evals = classic_evaluations(val.positions).astype(np.float64)
     k, loss = fit_scale(evals, val.target)
     constant = float(np.mean((val.target - val.target.mean()) ** 2))
     say(f"baseline: hand-written evaluation, validation loss {loss:.5f} at its best K' = {k:.0f} "
@@ -132,6 +131,20 @@ def make_optimizer(config: TrainConfig, model: Model) -> torch.optim.Optimizer:
     return torch.optim.Adam(model.parameters(), lr=config.lr)
 
 
+def evaluation_scale(config: TrainConfig, train: Split) -> float:
+    """The sigmoid scale of the evaluation being trained: --eval-k; else, with a base, the K' at
+    which the base alone best fits the training targets (so that the network learns a correction
+    on the base's own centipawn scale); else K."""
+    if config.eval_k is not None:
+        return config.eval_k
+    if config.base == NO_BASE:
+        return config.k
+    k, loss = fit_scale(train.inputs.base.astype(np.float64), train.target)
+    say(f"base: {BASES[config.base]} evaluation, training loss {loss:.6f} at its best scale {k:.1f}, "
+        f"the scale the network is trained at")
+    return k
+
+
 def train_epoch(config: TrainConfig, model: Model, optimizer: torch.optim.Optimizer, train: Split,
                 epoch: int) -> float:
     """One pass over the training positions in a seeded order; the mean of the batches' losses."""
@@ -145,7 +158,7 @@ def train_epoch(config: TrainConfig, model: Model, optimizer: torch.optim.Optimi
             for group in optimizer.param_groups:
                 group["lr"] = learning_rate(config, (epoch * steps + step) / (config.epochs * steps))
             target = torch.from_numpy(train.target[rows])
-            predicted = torch.sigmoid(model(make_batch(train.inputs, rows)) * (model.arch.scale / config.k))
+            predicted = torch.sigmoid(model(make_batch(train.inputs, rows)) * (model.arch.scale / config.eval_k))
             loss = torch.mean((predicted - target) ** 2)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
@@ -205,7 +218,8 @@ def plot_losses(path: Path, history: dict[str, list[float]], title: str, referen
 def summary(arch: Architecture) -> str:
     """The architecture in a few words: 'H 128, SCReLU, 1 output bucket'."""
     plural = "s" if arch.buckets > 1 else ""
-    return f"H {arch.hidden}, {ACTIVATIONS[arch.activation]}, {arch.buckets} output bucket{plural}"
+    base = f", on the {BASES[arch.base]} evaluation" if arch.base != NO_BASE else ""
+    return f"H {arch.hidden}, {ACTIVATIONS[arch.activation]}, {arch.buckets} output bucket{plural}{base}"
 
 
 def describe(config: TrainConfig, sources: list[DataFile], arch: Architecture, sizes: tuple[int, int],
@@ -219,7 +233,7 @@ def describe(config: TrainConfig, sources: list[DataFile], arch: Architecture, s
         f"{config.filters.describe()}; validation: {config.val_fraction:g} of the games (seed {config.val_seed}); "
         f"{sizes[0]:,} training and {sizes[1]:,} validation positions",
         "command: " + commands[0] + "".join(f"; resumed by: {command}" for command in commands[1:]),
-        f"seed {config.seed}, lambda {config.lam:g}, K {config.k:g}, epochs {config.epochs}, "
+        f"seed {config.seed}, lambda {config.lam:g}, K {config.k:g}, evaluation scale {config.eval_k:g}, epochs {config.epochs}, "
         f"batch {config.batch_size}, {config.optimizer} lr {config.lr:g} to {config.lr_final:g} (cosine), weight decay "
         f"{config.weight_decay if config.optimizer == 'adamw' else 0:g}, threads {config.threads}",
         f"final loss: training {train_loss:.6f}, validation {val_loss:.6f} (quantized network {quantized_loss:.6f})",
@@ -236,7 +250,7 @@ def finish(config: TrainConfig, sources: list[DataFile], model: Model, optimizer
     float_evals = predict(model, val)
     network = quantize(model)
     quantized_evals = integer_forward(network, val.inputs, np.arange(len(val))).double().numpy()
-    quantized_loss = sigmoid_loss(quantized_evals, val.target, config.k)
+    quantized_loss = sigmoid_loss(quantized_evals, val.target, config.eval_k)
     losses = (history["train"][-1], history["val"][-1], quantized_loss)
     network = dataclasses.replace(network, description=describe(config, sources, model.arch, (len(train), len(val)),
                                                                  losses, commands))
@@ -264,7 +278,9 @@ def run(config: TrainConfig) -> int:
         print(f"{PROG}: {error}", file=sys.stderr)
         return 2
     torch.manual_seed(config.seed)
-    model = Model(Architecture(config.hidden, config.buckets, config.activation, config.qa, config.qb, config.scale))
+    model = Model(Architecture(config.hidden, config.buckets, config.activation, config.qa, config.qb, config.scale,
+                               config.base))
+    config = dataclasses.replace(config, eval_k=evaluation_scale(config, train))
     optimizer = make_optimizer(config, model)
     history: dict[str, list[float]] = {"train": [], "val": []}
     start, commands = 0, [config.command]
@@ -284,7 +300,7 @@ def run(config: TrainConfig) -> int:
     for epoch in range(start, config.epochs):
         epoch_start = time.perf_counter()
         history["train"].append(train_epoch(config, model, optimizer, train, epoch))
-        history["val"].append(sigmoid_loss(predict(model, val), val.target, config.k))
+        history["val"].append(sigmoid_loss(predict(model, val), val.target, config.eval_k))
         save_checkpoint(checkpoint, model, optimizer, epoch + 1, history, commands[0])
         say(f"epoch {epoch + 1}/{config.epochs}: training loss {history['train'][-1]:.6f}, validation loss "
             f"{history['val'][-1]:.6f}, lr {optimizer.param_groups[0]['lr']:.2e}, "

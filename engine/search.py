@@ -42,6 +42,7 @@ from garfish.engine.zobrist import zobrist, zobrist_kernel
 
 if TYPE_CHECKING:
     from garfish.engine.nnue import NetworkEvaluator
+    from garfish.engine.smp import HelperPool
     from garfish.engine.syzygy import Tablebases
 
 POLL_INTERVAL = 256        # nodes between checks of the clock and the stop flag ...
@@ -191,10 +192,13 @@ class Searcher:
         self._tb_pieces = 0  # this search probes positions of at most this many pieces in the tree (0: none)
         self._tb_depth = 0  # ... with exactly that many only from this depth
         self._tb_root_score: Optional[int] = None  # the tables' score of the root, when they ranked its moves
+        self.helpers: Optional[HelperPool] = None  # Lazy SMP helper processes (engine.smp), Threads > 1
 
     # ----------------------------------------------------------------- control
     def new_game(self) -> None:
-        """Forget everything learned: clear the TT and the histories."""
+        """Forget everything learned: clear the TT and the histories (the helpers' too)."""
+        if self.helpers is not None:
+            self.helpers.clear()
         self.tt.clear()
         self.history.clear()
 
@@ -202,11 +206,58 @@ class Searcher:
         """Evaluate with this network from the next search on (None: the hand-written evaluation),
         and forget what the TT and histories learned with the other one."""
         self.evaluator = evaluator
+        if self.helpers is not None:
+            self.helpers.use_network(evaluator.network if evaluator is not None else None)
         self.new_game()
 
     def resize_hash(self, megabytes: int) -> None:
-        """Resize (and clear) the transposition table."""
+        """Resize (and clear) the transposition table (the helpers then use the new one)."""
+        if self.helpers is not None:
+            self.helpers.settle()
         self.tt.resize(megabytes)
+        if self.helpers is not None:
+            self.helpers.use_table(self.tt)
+
+    def set_threads(self, threads: int, warn: Callable[[str], None]) -> None:
+        """Search with this many processes: threads - 1 helpers (engine.smp) on a table in shared
+        memory, or none and a private table for 1. The table is cleared. warn: where the helpers'
+        failures are reported. On MemoryError or OSError (no shared memory, no processes) the
+        searcher is left as it was."""
+        from garfish.engine.smp import HelperPool
+
+        if threads == 1 + (self.helpers.count if self.helpers is not None else 0):
+            return
+        old_pool, old_tt = self.helpers, self.tt
+        tt = TranspositionTable(old_tt.megabytes, shared=threads > 1)
+        try:
+            pool = HelperPool(threads - 1, tt, self.evaluator.network if self.evaluator else None,
+                              warn) if threads > 1 else None
+        except BaseException:
+            tt.close()
+            raise
+        self.tt, self.helpers = tt, pool
+        if old_pool is not None:
+            old_pool.close()
+        old_tt.close()
+        self.history.clear()
+
+    def close(self) -> None:
+        """End the helper processes and give back the shared table (a searcher with Threads 1 has
+        nothing to give back); the searcher then searches alone on a private table."""
+        if self.helpers is not None:
+            self.helpers.close()
+            self.helpers = None
+            megabytes = self.tt.megabytes
+            self.tt.close()
+            self.tt = TranspositionTable(megabytes)
+
+    def skip_iteration(self, depth: int) -> bool:
+        """Whether iterative deepening skips this depth: never for the main search (helpers do, engine.smp)."""
+        return False
+
+    def total_nodes(self) -> int:
+        """Nodes of this search, the helpers' included."""
+        return self.nodes + (self.helpers.nodes() if self.helpers is not None else 0)
 
     def stop(self) -> None:
         """Ask the running search to stop as soon as possible (thread-safe): sets its stop flag."""
@@ -238,8 +289,23 @@ class Searcher:
         stop: the caller's stop flag; setting it (from any thread) ends the search. The search
         never clears it, so a stop set before the search has started is not lost. Without it
         the search uses the searcher's own flag, cleared here; stop() sets either.
+        With helpers (set_threads), they search the same root until this search ends; a
+        strength-limited search (limits.elo) searches alone, its node budget being the point.
         """
         limits = limits or Limits()
+        if self.helpers is None or limits.elo is not None:
+            return self._search(board, limits, on_info, stop)
+        self.helpers.start(board, limits.searchmoves)
+        try:
+            result = self._search(board, limits, on_info, stop)
+        finally:
+            self.helpers.stop()
+        result.nodes = self.total_nodes()
+        return result
+
+    def _search(self, board: chess.Board, limits: Limits, on_info: Optional[Callable[[SearchInfo], None]],
+                stop: Optional[threading.Event]) -> SearchResult:
+        """search()'s work in this process (see there)."""
         self._start = time.perf_counter()
         if stop is None:
             stop = self._own_stop
@@ -294,6 +360,8 @@ class Searcher:
         lines: list[PVLine] = []  # the last completed depth's lines, best first
 
         for depth in range(1, max_depth + 1):
+            if self.skip_iteration(depth):
+                continue
             self._root_best = None
             done: list[PVLine] = []  # this depth's lines so far, best first
             try:
@@ -407,7 +475,7 @@ class Searcher:
         """A progress report for the callback."""
         if self._tb_root_score is not None and abs(score) < TB_WIN_BOUND:
             score = self._tb_root_score  # the root is in the tables: their verdict, unless the search found mate
-        return SearchInfo(depth, self.seldepth, score, bound, self.nodes, time.perf_counter() - self._start,
+        return SearchInfo(depth, self.seldepth, score, bound, self.total_nodes(), time.perf_counter() - self._start,
                           self.tt.hashfull(), pv, multipv, self.tbhits)
 
     def _tablebase_root(self, board: chess.Board, moves: list[chess.Move], limits: Limits) -> list[chess.Move]:

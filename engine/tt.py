@@ -1,8 +1,8 @@
 """Transposition table: two NumPy arrays of packed 64-bit entries.
 
 Layout. The table is `n_buckets` buckets of BUCKET_SIZE (2) entries. An entry is
-two uint64 words: `keys[i]` holds the full 64-bit Zobrist key (the key check),
-`data[i]` packs the rest:
+two uint64 words: `data[i]` packs the search result, `keys[i]` holds the full 64-bit
+Zobrist key XOR data[i] (the key check):
 
     bits  0-15  best move      from | to << 6 | promotion << 12 (0: none)
     bits 16-31  score + 32768  node-relative mate scores (engine.types.value_to_tt)
@@ -18,6 +18,15 @@ inlines the same expressions (a call per node would cost more than the decoding)
 A bucket is chosen by the key's low 32 bits scaled to the bucket count (so any
 size in MB works, not only powers of two).
 
+Sharing. With Threads > 1 the table lives in a multiprocessing.shared_memory block
+(shared=True; helper processes attach() to it by name) and every search process
+reads and writes it without locks. An entry is two separate 8-byte stores, so a
+reader may meet a torn one (one process's data under another's key word, or a
+key word not yet rewritten): the XOR makes such an entry fail its key check
+(keys[i] ^ data[i] != key), so it is ignored, never trusted (Hyatt's lockless
+hashing, as in Stockfish before 2017 and Ethereal). An 8-byte aligned store is
+atomic on the machines Python runs on, so a word itself is never torn.
+
 The arrays are read and written from Python through memoryviews: an element
 comes back as a plain int in ~40 ns, where calling a Numba kernel with array
 arguments costs ~1.3 us (measured; see the commit that introduced this).
@@ -30,6 +39,10 @@ depth - 8 * (generations since it was written): old and shallow entries go first
 """
 
 from __future__ import annotations
+
+import os
+from multiprocessing import shared_memory
+from typing import Optional
 
 import numpy as np
 
@@ -63,24 +76,79 @@ def unpack(entry: int) -> tuple[int, int, int, int]:
     )
 
 
-class TranspositionTable:
-    """A fixed-size hash table of search results, sized in megabytes."""
+def entry_count(megabytes: int) -> int:
+    """How many entries (a whole number of buckets) a table of this many megabytes holds."""
+    return max(BUCKET_SIZE, megabytes * 1024 * 1024 // ENTRY_BYTES) // BUCKET_SIZE * BUCKET_SIZE
 
-    def __init__(self, megabytes: int = 16) -> None:
+
+class TranspositionTable:
+    """A fixed-size hash table of search results, sized in megabytes; in shared memory when shared."""
+
+    def __init__(self, megabytes: int = 16, shared: bool = False) -> None:
         self.age = 0
+        self.shared = shared
+        self.block: Optional[shared_memory.SharedMemory] = None  # the shared block, when shared
+        self.owner = True  # this process made the block (and unlinks it); False for attach()
         self.resize(megabytes)
+
+    @classmethod
+    def attach(cls, name: str, megabytes: int) -> "TranspositionTable":
+        """The table of another process's shared block (TranspositionTable(shared=True).block.name)."""
+        table = cls.__new__(cls)
+        table.age = 0
+        table.shared, table.owner = True, False
+        block = shared_memory.SharedMemory(name=name)
+        if block.size < entry_count(megabytes) * ENTRY_BYTES:
+            block.close()
+            raise ValueError(f"shared table {name} holds {block.size} bytes, less than {megabytes} MB")
+        table._use(block, entry_count(megabytes), megabytes)
+        return table
 
     def resize(self, megabytes: int) -> None:
         """Reallocate (and so clear) the table to use about this many megabytes. The new arrays
-        are allocated before the old ones are dropped: on MemoryError the old table is intact."""
-        entries = max(BUCKET_SIZE, megabytes * 1024 * 1024 // ENTRY_BYTES)
-        n_buckets = entries // BUCKET_SIZE
-        keys = np.zeros(n_buckets * BUCKET_SIZE, dtype=np.uint64)
-        data = np.zeros(n_buckets * BUCKET_SIZE, dtype=np.uint64)
-        self.n_buckets, self.keys, self.data = n_buckets, keys, data
+        are allocated before the old ones are dropped: on MemoryError (or OSError for shared
+        memory) the old table is intact."""
+        entries = entry_count(megabytes)
+        if self.shared:
+            block = shared_memory.SharedMemory(create=True, size=entries * ENTRY_BYTES)
+            try:
+                # Reserve the pages now: a tmpfs too small would otherwise kill the process
+                # (SIGBUS) at the first write to a page it cannot back.
+                os.posix_fallocate(block._fd, 0, entries * ENTRY_BYTES)  # type: ignore[attr-defined]
+            except OSError as exc:
+                release(block, unlink=True)
+                raise MemoryError(f"no shared memory for {megabytes} MB ({exc.strerror or exc})") from None
+            old = self.block
+            self._use(block, entries, megabytes)
+            self.owner = True
+            if old is not None:
+                release(old, unlink=True)
+            self.clear()
+            return
+        keys = np.zeros(entries, dtype=np.uint64)
+        data = np.zeros(entries, dtype=np.uint64)
+        self._set_arrays(keys, data, megabytes)
+
+    def _use(self, block: shared_memory.SharedMemory, entries: int, megabytes: int) -> None:
+        """Take the arrays from a shared block: keys first, then data."""
+        keys = np.ndarray(entries, dtype=np.uint64, buffer=block.buf)
+        data = np.ndarray(entries, dtype=np.uint64, buffer=block.buf, offset=entries * 8)
+        self.block = block
+        self._set_arrays(keys, data, megabytes)
+
+    def _set_arrays(self, keys: np.ndarray, data: np.ndarray, megabytes: int) -> None:
+        self.n_buckets, self.keys, self.data = len(keys) // BUCKET_SIZE, keys, data
         self._keys = memoryview(keys)
         self._data = memoryview(data)
         self.megabytes = megabytes
+
+    def close(self) -> None:
+        """Give the shared block back (unlinking it if this process made it); a private table
+        has nothing to give back. The table is unusable afterwards."""
+        if self.block is not None:
+            block, self.block = self.block, None
+            self._set_arrays(np.zeros(BUCKET_SIZE, dtype=np.uint64), np.zeros(BUCKET_SIZE, dtype=np.uint64), 0)
+            release(block, unlink=self.owner)
 
     def clear(self) -> None:
         """Forget every entry."""
@@ -96,11 +164,13 @@ class TranspositionTable:
         """The packed entry for key (see unpack), or 0 when absent."""
         i = (((key & 0xFFFFFFFF) * self.n_buckets) >> 32) * BUCKET_SIZE
         keys = self._keys
-        if keys[i] == key:
-            return self._data[i]
-        i += 1
-        if keys[i] == key:
-            return self._data[i]
+        data = self._data
+        entry = data[i]
+        if keys[i] ^ entry == key:
+            return entry
+        entry = data[i + 1]
+        if keys[i + 1] ^ entry == key:
+            return entry
         return 0
 
     def store(self, key: int, move: int, score: int, depth: int, bound: int) -> None:
@@ -111,8 +181,9 @@ class TranspositionTable:
         data = self._data
         age = self.age
         depth = 0 if depth < 0 else DEPTH_MASK if depth > DEPTH_MASK else depth
-        if keys[i] == key or keys[second] == key:
-            if keys[i] != key:
+        a, b = data[i], data[second]
+        if keys[i] ^ a == key or keys[second] ^ b == key:
+            if keys[i] ^ a != key:
                 i = second
             old = data[i]
             if old:
@@ -123,13 +194,13 @@ class TranspositionTable:
                     move = old & MOVE_MASK
         else:
             # Empty slot first, else the one of least depth - AGE_PENALTY * age difference.
-            a, b = data[i], data[second]
             if a and (not b or ((a >> DEPTH_SHIFT) & DEPTH_MASK) - AGE_PENALTY * ((age - (a >> AGE_SHIFT)) & AGE_MASK)
                       > ((b >> DEPTH_SHIFT) & DEPTH_MASK) - AGE_PENALTY * ((age - (b >> AGE_SHIFT)) & AGE_MASK)):
                 i = second
-        keys[i] = key
-        data[i] = (move | ((score + VALUE_OFFSET) << SCORE_SHIFT) | (depth << DEPTH_SHIFT) | (bound << BOUND_SHIFT)
-                   | (age << AGE_SHIFT))
+        entry = (move | ((score + VALUE_OFFSET) << SCORE_SHIFT) | (depth << DEPTH_SHIFT) | (bound << BOUND_SHIFT)
+                 | (age << AGE_SHIFT))
+        data[i] = entry
+        keys[i] = key ^ entry
 
     def hashfull(self) -> int:
         """How full the table is, in entries per thousand, counting this generation's entries."""
@@ -137,3 +208,16 @@ class TranspositionTable:
         age = self.age
         used = sum(1 for d in self._data[:n] if d and (d >> AGE_SHIFT) == age)
         return used * 1000 // n
+
+
+def release(block: shared_memory.SharedMemory, unlink: bool) -> None:
+    """Close a shared block (and unlink it: its memory goes when the last process closes it)."""
+    try:
+        block.close()
+    except BufferError:
+        pass  # a view of it is still alive somewhere; the mapping goes with the process
+    if unlink:
+        try:
+            block.unlink()
+        except FileNotFoundError:
+            pass  # already unlinked

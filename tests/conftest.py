@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,36 @@ def require_train_extra() -> Any:
 ENGINE_CMD = [sys.executable, "-m", "garfish.uci"]
 SCRIPTED = Path(__file__).resolve().parent / "scripted_engine.py"  # tests/scripted_engine.py, a scripted UCI engine
 CLI_TIMEOUT = 120  # seconds a tool run through its command line may take in a test
+
+
+def children(pid: int) -> list[int]:
+    """The processes whose parent is pid (from /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def wait_gone(pids: list[int], seconds: float) -> list[int]:
+    """The pids still running (and not zombies) after waiting up to `seconds`."""
+    deadline = time.monotonic() + seconds
+    while True:
+        alive = []
+        for pid in pids:
+            try:
+                if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+                    alive.append(pid)
+            except OSError:
+                continue
+        if not alive or time.monotonic() > deadline:
+            return alive
+        time.sleep(0.1)
 
 
 def run_interpreted(code: str, data: Any) -> Any:

@@ -21,7 +21,7 @@ import chess
 import chess.engine
 import pytest
 
-from conftest import CLI_TIMEOUT, ENGINE_CMD, ROOT, SCRIPTED
+from conftest import CLI_TIMEOUT, ENGINE_CMD, ROOT, SCRIPTED, children, wait_gone
 from garfish.arena import datagen
 from garfish.arena.datagen import Book, FinishedGame, Output, OutputError, game_start, white_score
 
@@ -280,36 +280,6 @@ def test_adjudication_after_ply_20_and_the_ply_limit(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     (game,) = checked_games(out, 1)
     assert len(game) == 30 and game[-1][3] == "0.5" and board_after(game[-1]).ply() == 30
-
-
-def children(pid: int) -> list[int]:
-    """The processes whose parent is pid (from /proc)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                found.append(int(entry.name))
-    return found
-
-
-def wait_gone(pids: list[int], seconds: float) -> list[int]:
-    """The pids still running (and not zombies) after waiting up to `seconds`."""
-    deadline = time.monotonic() + seconds
-    while True:
-        alive = []
-        for pid in pids:
-            try:
-                if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
-                    alive.append(pid)
-            except OSError:
-                continue
-        if not alive or time.monotonic() > deadline:
-            return alive
-        time.sleep(0.1)
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc to find the worker processes")

@@ -10,6 +10,7 @@ import time
 from typing import Iterator
 
 import chess
+import numpy as np
 import pytest
 
 import garfish.engine.tt
@@ -146,7 +147,10 @@ def test_setoption_carries_out_the_value_through_the_declared_handler(session: S
     assert len(errors(lines)) == 2 and engine.hash.value == 2 and engine.searcher.tt.megabytes == 2
     assert not errors(session.send("setoption name UCI_Chess960 value true"))
     assert engine.chess960 and engine.board.chess960
-    assert session.send("setoption name Threads value 4") == ["info string Threads 4: Garfish searches with one thread"]
+    assert session.send("setoption name Threads value 3") == []
+    assert engine.searcher.helpers is not None and engine.searcher.helpers.count == 2
+    assert engine.searcher.tt.megabytes == 2 and engine.searcher.tt.block is not None
+    assert session.send("setoption name Threads value 1") == [] and engine.searcher.helpers is None
 
 
 def limits_seen(session: Session, monkeypatch: pytest.MonkeyPatch) -> list[Limits]:
@@ -292,7 +296,8 @@ def test_a_hash_that_cannot_be_allocated_keeps_the_old_table(session: Session,
     assert errors(lines) == ["info string error: could not resize the hash table to 32768 MB (Unable to allocate "
                              "32.0 GiB); keeping the 16 MB table"]
     assert session.engine.hash.value == 16 and table.megabytes == 16 and (table.keys == filled).all()
-    stored = int(filled[filled != 0][0])
+    slot = int(np.flatnonzero(filled)[0])
+    stored = int(filled[slot] ^ table.data[slot])  # a key word holds key ^ data (engine.tt)
     assert table.probe(stored), "the table no longer finds its entries"
     monkeypatch.undo()
     assert not errors(session.send("setoption name Clear Hash", "ucinewgame"))

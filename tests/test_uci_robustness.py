@@ -633,7 +633,7 @@ def fuzz_line(draw: st.DrawFn) -> Union[str, bytes]:
 
 def sanitize(line: str) -> Optional[str]:
     """Keep the fuzzer away from requests that are legitimately slow or final, not hostile:
-    quit, bench, deep perft, a multi-gigabyte hash table."""
+    quit, bench, deep perft, a multi-gigabyte hash table, more than two search processes."""
     tokens = line.split()
     if not tokens:
         return line
@@ -651,10 +651,12 @@ def sanitize(line: str) -> Optional[str]:
         return " ".join(fixed)
     if tokens[0] == "setoption" and len(tokens) > 1 and tokens[1] == "name" and "value" in tokens:
         split = tokens.index("value")
-        if " ".join(tokens[2:split]).lower() == "hash":
+        limits = {"hash": 64, "threads": 2}
+        name = " ".join(tokens[2:split]).lower()
+        if name in limits:
             try:
-                if int(" ".join(tokens[split + 1:]).strip()) > 64:
-                    return "setoption name Hash value 64"
+                if int(" ".join(tokens[split + 1:]).strip()) > limits[name]:
+                    return f"setoption name {name} value {limits[name]}"
             except ValueError:
                 pass
     return line

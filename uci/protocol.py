@@ -252,7 +252,8 @@ class UciEngine:
         self.options: list[Option[Any]] = [
             self.hash,
             Button("Clear Hash", help="empty the transposition table", on_change=self.clear_hash),
-            Spin("Threads", 1, "search threads (Garfish searches with one)", self.set_threads, min=1, max=512),
+            Spin("Threads", 1, "search processes: the main search and Threads - 1 Lazy SMP helpers", self.set_threads,
+                 min=1, max=512),
             self.move_overhead,
             Check("Ponder", False, "the GUI may send go ponder"),
             self.uci_chess960,
@@ -456,9 +457,16 @@ class UciEngine:
             searcher.tt.clear()
 
     def set_threads(self, threads: int) -> None:
-        """Threads: accepted for GUIs that send it; the search has one thread."""
-        if threads != 1:
-            self.info(f"Threads {threads}: Garfish searches with one thread")
+        """Threads: search with threads - 1 helper processes on a shared table (engine.smp); the
+        table is cleared. Without the memory or processes, keep searching as before."""
+        searcher = self.wait_loaded()
+        if searcher is None:
+            return
+        before = 1 + (searcher.helpers.count if searcher.helpers is not None else 0)
+        try:
+            searcher.set_threads(threads, lambda text: self.info("error: " + text))
+        except (MemoryError, OSError) as exc:
+            raise OptionError(f"could not start {threads} search processes ({exc}); keeping {before}") from None
 
     def set_chess960(self, on: bool) -> None:
         """UCI_Chess960: the current board and the next ones use Chess960 castling."""
@@ -667,8 +675,10 @@ class UciEngine:
             self.release.set()
 
     def cmd_quit(self, args: list[str]) -> bool:
-        """End the session (after stopping any search)."""
+        """End the session (after stopping any search and ending the helper processes)."""
         self.finish_search()
+        if self.loaded.is_set() and self.searcher is not None:
+            self.searcher.close()
         return False
 
     def cmd_display(self, args: list[str]) -> None:

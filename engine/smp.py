@@ -310,7 +310,13 @@ def helper_main(index: int, conn: Connection, control: Any, table: str, megabyte
         return
     from garfish.engine.nnue import NetworkEvaluator
 
-    searcher = HelperSearcher(index, control, TranspositionTable.attach(table, megabytes))
+    try:
+        tt = TranspositionTable.attach(table, megabytes)
+    except FileNotFoundError:
+        # The table was resized while this helper was starting: the pool's ("table", ...) message
+        # with the new one is on its way. Until it comes, a private table stands in.
+        tt = TranspositionTable(1)
+    searcher = HelperSearcher(index, control, tt)
     if network is not None:
         searcher.evaluator = NetworkEvaluator(network)
     conn.send(("ready",))
@@ -335,8 +341,11 @@ def helper_main(index: int, conn: Connection, control: Any, table: str, megabyte
             elif kind == "clear":
                 searcher.history.clear()
             elif kind == "table":
-                old = searcher.tt
-                searcher.tt = TranspositionTable.attach(message[1], message[2])
+                try:
+                    new = TranspositionTable.attach(message[1], message[2])
+                except FileNotFoundError:
+                    continue  # resized again since: the message with the newer table follows
+                old, searcher.tt = searcher.tt, new
                 old.close()
             elif kind == "network":
                 # Not set_evaluator(): that clears the table, which is the main search's to clear.

@@ -19,6 +19,7 @@ from conftest import children, wait_gone
 from test_uci_robustness import UciPipe
 
 READY_TIMEOUT = 60.0  # seconds for a helper process to start (imports and Numba's cache) on a busy machine
+READY_WAIT = 3.0  # seconds that are plenty for a helper to start on an idle machine
 
 
 @pytest.fixture
@@ -160,5 +161,22 @@ def test_helpers_do_not_outlive_a_killed_engine_or_a_vanished_gui(how: str) -> N
             assert pipe.proc.stdin is not None
             pipe.proc.stdin.close()
         assert wait_gone(kids, 5.0) == []
+    finally:
+        pipe.close()
+
+
+def test_hash_changes_while_the_helpers_start_are_not_errors() -> None:
+    # The helpers attach to the table by name; a Hash set before they are up replaces that table.
+    pipe = UciPipe()
+    try:
+        pipe.send("uci", "setoption name Threads value 2", "setoption name Hash value 8",
+                  "setoption name Hash value 4", "position startpos", "go movetime 300")
+        pipe.bestmove(READY_TIMEOUT)
+        time.sleep(READY_WAIT)
+        pipe.send("go movetime 1000")
+        move, seen = pipe.bestmove(READY_TIMEOUT)
+        assert move != "0000" and not [line for line in pipe.history if "error" in line], pipe.history
+        nodes = [int(line.split(" nodes ")[1].split()[0]) for line in seen if " nodes " in line]
+        assert nodes and nodes[-1] > 0
     finally:
         pipe.close()

@@ -46,7 +46,7 @@ from garfish.engine.bits import ONE, lsb, popcount
 from garfish.engine.board import SearchBoard
 from garfish.engine.evaluate import evaluate_kernel
 from garfish.engine.flags import FLAG_BITS, FLAGS_MASK, ILLEGAL_FLAG, attack_flags, side_attacks
-from garfish.engine.network import BASES, CLASSIC_BASE, FEATURES, SCRELU, Network
+from garfish.engine.network import CLASSIC_BASE, FEATURES, SCRELU, Network
 from garfish.engine.types import MAX_PLY, TB_WIN_BOUND
 
 # The kernels' weight matrix, int16 [771 + 2B, H]: W1's 768 rows, b1, a row of zeros, then for

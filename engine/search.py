@@ -212,11 +212,9 @@ class Searcher:
 
     def resize_hash(self, megabytes: int) -> None:
         """Resize (and clear) the transposition table (the helpers then use the new one)."""
-        if self.helpers is not None:
-            self.helpers.settle()
         self.tt.resize(megabytes)
         if self.helpers is not None:
-            self.helpers.use_table(self.tt)
+            self.helpers.use_table(self.tt)  # helpers still on the old block keep its pages until they switch
 
     def set_threads(self, threads: int, warn: Callable[[str], None]) -> None:
         """Search with this many processes: threads - 1 helpers (engine.smp) on a table in shared

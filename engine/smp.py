@@ -61,7 +61,7 @@ class Helper:
 
     process: Any  # multiprocessing's SpawnProcess
     conn: Connection
-    ready: bool = False  # it said it is ready (read by settle() and wait_ready())
+    ready: bool = False  # it said it is ready (see _take)
 
 
 class HelperPool:
@@ -78,16 +78,14 @@ class HelperPool:
         self.tt = tt
         self.network = network
         self.warn = warn
-        self.helpers: list[Optional[Helper]] = [None] * count
         self.searching: set[int] = set()  # helpers that owe a ("done", generation) answer
-        for index in range(count):
-            self._spawn(index)
+        self.helpers = [self._spawn(index) for index in range(count)]
 
     @property
     def count(self) -> int:
         return len(self.helpers)
 
-    def _spawn(self, index: int) -> None:
+    def _spawn(self, index: int) -> Helper:
         """Start helper `index` (a new process on the same table, network and control array)."""
         main_end, helper_end = self.context.Pipe()
         assert self.tt.block is not None
@@ -97,58 +95,57 @@ class HelperPool:
                   os.getpid()))
         process.start()
         helper_end.close()
-        self.helpers[index] = Helper(process, main_end)
+        return Helper(process, main_end)
 
     def _send(self, index: int, message: tuple) -> None:
         """Send a command to a helper; one whose pipe is broken is restarted (and told nothing:
         it starts from the pool's current table and network)."""
-        helper = self.helpers[index]
-        assert helper is not None
         try:
-            helper.conn.send(message)
+            self.helpers[index].conn.send(message)
         except (BrokenPipeError, ConnectionError, OSError):
             self._restart(index, "its pipe is closed")
 
     def _restart(self, index: int, why: str) -> None:
         """Report a helper that failed, make sure it is gone, and start a new one."""
         helper = self.helpers[index]
-        code = None
-        if helper is not None:
-            if helper.process.is_alive():
-                helper.process.kill()
-            helper.process.join(JOIN_WAIT)
-            code = helper.process.exitcode
-            helper.conn.close()
-        self.warn(f"search helper {index + 1} failed ({why}; exit code {code}); starting it again")
+        if helper.process.is_alive():
+            helper.process.kill()
+        helper.process.join(JOIN_WAIT)
+        helper.conn.close()
+        self.warn(f"search helper {index + 1} failed ({why}; exit code {helper.process.exitcode}); "
+                  "starting it again")
         self.searching.discard(index)
-        self._spawn(index)
+        self.helpers[index] = self._spawn(index)
+
+    def _take(self, index: int, message: tuple) -> None:
+        """Act on a message from helper `index`: it is ready, it finished the current search, or
+        an error to report."""
+        if message[0] == "ready":
+            self.helpers[index].ready = True
+        elif message[0] == "done" and message[1] == self.control[GENERATION]:
+            self.searching.discard(index)
+        elif message[0] == "error":
+            self.warn(f"search helper {index + 1}: {message[1]}")
 
     def settle(self) -> None:
         """Wait until every helper has answered the last search's stop (restarting any that died
         or took longer than STOP_WAIT), reporting the errors they sent."""
         deadline = time.monotonic() + STOP_WAIT
-        generation = self.control[GENERATION]
         for index in sorted(self.searching):
             helper = self.helpers[index]
-            assert helper is not None
             while index in self.searching:
-                remaining = deadline - time.monotonic()
                 try:
-                    ready = helper.conn.poll(max(0.0, remaining))
+                    ready = helper.conn.poll(max(0.0, deadline - time.monotonic()))
                     message = helper.conn.recv() if ready else None
                 except (EOFError, OSError):
                     self._restart(index, "it died")
                     break
                 if message is None:
                     self._restart(index, "it did not stop" if helper.process.is_alive() else "it died")
-                elif message[0] == "error":
-                    self.warn(f"search helper {index + 1}: {message[1]}")
-                elif message[0] == "ready":
-                    helper.ready = True
-                elif message[0] == "done" and message[1] == generation:
-                    self.searching.discard(index)
+                else:
+                    self._take(index, message)
         for index, helper in enumerate(self.helpers):
-            if helper is not None and not helper.process.is_alive():
+            if not helper.process.is_alive():
                 self._restart(index, "it died")
 
     def wait_ready(self, timeout: float) -> bool:
@@ -156,22 +153,15 @@ class HelperPool:
         attached the table); whether they all have. The searches never wait for this: a helper
         not ready yet joins a search late."""
         deadline = time.monotonic() + timeout
-        for helper in self.helpers:
-            assert helper is not None
+        for index, helper in enumerate(self.helpers):
             while not helper.ready:
                 remaining = deadline - time.monotonic()
-                if remaining <= 0 or not helper.conn.poll(remaining):
-                    return False
                 try:
-                    message = helper.conn.recv()
+                    if remaining <= 0 or not helper.conn.poll(remaining):
+                        return False
+                    self._take(index, helper.conn.recv())
                 except (EOFError, OSError):
                     return False
-                if message[0] == "ready":
-                    helper.ready = True
-                elif message[0] == "error":
-                    self.warn(f"search helper {self.helpers.index(helper) + 1}: {message[1]}")
-                elif message[0] == "done" and message[1] == self.control[GENERATION]:
-                    self.searching.discard(self.helpers.index(helper))
         return True
 
     def start(self, board: chess.Board, searchmoves: list[chess.Move]) -> None:
@@ -219,18 +209,16 @@ class HelperPool:
         """Stop and end every helper; those that do not quit within JOIN_WAIT are killed."""
         self.stop()
         for helper in self.helpers:
-            if helper is not None:
-                try:
-                    helper.conn.send(("quit",))
-                except (BrokenPipeError, ConnectionError, OSError):
-                    pass  # already gone: joined below
+            try:
+                helper.conn.send(("quit",))
+            except (BrokenPipeError, ConnectionError, OSError):
+                pass  # already gone: joined below
         for helper in self.helpers:
-            if helper is not None:
+            helper.process.join(JOIN_WAIT)
+            if helper.process.is_alive():
+                helper.process.kill()
                 helper.process.join(JOIN_WAIT)
-                if helper.process.is_alive():
-                    helper.process.kill()
-                    helper.process.join(JOIN_WAIT)
-                helper.conn.close()
+            helper.conn.close()
         self.helpers = []
         self.searching.clear()
 
@@ -254,10 +242,6 @@ class SharedStop:
             if os.getppid() != self.parent:
                 return True
         return False
-
-    def set(self) -> None:
-        """Searcher.stop() of a helper: stops only this helper's search."""
-        self.generation = -1  # every generation counts as stopped
 
 
 class HelperSearcher(Searcher):

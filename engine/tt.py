@@ -182,10 +182,13 @@ class TranspositionTable:
         age = self.age
         depth = 0 if depth < 0 else DEPTH_MASK if depth > DEPTH_MASK else depth
         a, b = data[i], data[second]
-        if keys[i] ^ a == key or keys[second] ^ b == key:
-            if keys[i] ^ a != key:
-                i = second
-            old = data[i]
+        if keys[i] ^ a == key:
+            old = a
+        elif keys[second] ^ b == key:
+            i, old = second, b
+        else:
+            old = -1  # no slot holds this key
+        if old >= 0:
             if old:
                 if (bound != EXACT and depth + KEEP_DEPTH_MARGIN < (old >> DEPTH_SHIFT) & DEPTH_MASK
                         and (old >> AGE_SHIFT) == age):

@@ -20,7 +20,7 @@ import queue
 import re
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Generator, Optional
 
@@ -37,6 +37,8 @@ LOG = logging.getLogger(__name__)
 TIME_WATCHDOG_GRACE = 10.0  # seconds past --time before a silent engine is killed
 SEARCH_WATCHDOG = 600.0  # seconds before a silent engine is killed under --depth / --nodes
 FAILED_IDS_SHOWN = 100
+CLUSTER_HINT = ("--cluster needs Dask's distributed package: pip install 'garfish[cluster]' "
+                "(in a checkout: .venv/bin/python -m pip install -e '.[cluster]')")
 POINTS_ITEM = re.compile(r"^\s*(\S+?)\s*=\s*(-?\d+)\s*$")
 
 
@@ -316,6 +318,33 @@ def run_parallel(config: EpdConfig, positions: list[EpdPosition], jobs: int,
         shut_down(processes, tasks, results, graceful=completed)
 
 
+def run_cluster(config: EpdConfig, positions: list[EpdPosition], address: str, verbose: bool,
+                on_ready: Callable[[str], None]) -> Generator[PositionResult, None, None]:
+    """Solve the positions on a Dask cluster, one task per position, yielding results as they come
+    (raises EngineStartError, also for the cluster itself; see garfish.arena.cluster)."""
+    from garfish.arena import cluster
+
+    shipped = replace(config, spec=cluster.for_workers(config.spec))
+    try:
+        with cluster.connect(address, verbose) as client:
+            try:
+                facts = client.submit(cluster.engine_facts, [shipped.spec], pure=False).result()
+            except cluster.WorkerEngineError as exc:
+                raise EngineStartError(str(exc)) from None
+            on_ready(facts[0][0])
+            jobs = [(position.number, (shipped, position)) for position in positions]
+            results = cluster.stream(client, cluster.solve_position, jobs, "position")
+            try:
+                for _, result in results:
+                    yield result
+            except cluster.WorkerEngineError as exc:
+                raise EngineStartError(str(exc)) from None
+            finally:
+                results.close()
+    except cluster.ClusterError as exc:
+        raise EngineStartError(str(exc)) from None
+
+
 def format_result(result: PositionResult, done: int, total: int) -> str:
     """One line per position."""
     verdict = "SOLVED" if result.solved else "failed"
@@ -393,7 +422,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="engine command line, shell-quoted (default: Garfish, python -m garfish.uci)")
     parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                         help="UCI option for the engine (repeatable)")
-    parser.add_argument("-j", "--jobs", type=int, default=1, help="parallel worker processes, one engine each")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("-j", "--jobs", type=int, default=1, help="parallel worker processes, one engine each")
+    where.add_argument("--cluster", metavar="ADDRESS",
+                       help="run on a Dask cluster: a scheduler address (tcp://HOST:8786) or local[:N] "
+                            "(see garfish.arena.cluster)")
     parser.add_argument("--limit", type=int, default=0, metavar="N", help="only the first N positions")
     parser.add_argument("--report", type=Path, metavar="FILE.json", help="write a JSON report")
     parser.add_argument("--timeout", type=float, metavar="S",
@@ -419,6 +452,15 @@ def validate(args: argparse.Namespace) -> Optional[str]:
         return "--limit must not be negative"
     if args.timeout is not None and args.timeout <= 0:
         return "--timeout must be positive"
+    if args.cluster is not None:
+        try:
+            from garfish.arena import cluster
+        except ImportError:
+            return CLUSTER_HINT
+        try:
+            cluster.check_address(args.cluster)
+        except ValueError as exc:
+            return str(exc)
     return None
 
 
@@ -445,6 +487,7 @@ def write_report(path: Path, args: argparse.Namespace, config: EpdConfig, engine
         "engine": {"command": config.spec.argv, "name": engine_name, "options": config.spec.options},
         "limit": config.limit,
         "jobs": args.jobs,
+        "cluster": args.cluster,
         "summary": summary,
         "failed": summary["failed"],
         "skipped_lines": [{"line": line, "error": reason} for line, reason in skipped],
@@ -482,7 +525,8 @@ def run(args: argparse.Namespace, config: EpdConfig, positions: list[EpdPosition
 
     jobs = min(args.jobs, len(positions))
     limit_text = ", ".join(f"{key} {value:g}" for key, value in config.limit.items())
-    print(f"{PROG}: {len(positions)} positions from {args.suite}, {limit_text}, {jobs} job(s)", flush=True)
+    where = f"cluster {args.cluster}" if args.cluster is not None else f"{jobs} job(s)"
+    print(f"{PROG}: {len(positions)} positions from {args.suite}, {limit_text}, {where}", flush=True)
     results: list[PositionResult] = []
     names: list[str] = []
     bar = tqdm(total=len(positions), unit="pos", file=sys.stderr, dynamic_ncols=True,
@@ -494,8 +538,12 @@ def run(args: argparse.Namespace, config: EpdConfig, positions: list[EpdPosition
         bar.write(f"engine: {name}", file=sys.stdout)
 
     start = time.perf_counter()
-    source = (run_serial(config, positions, on_ready) if jobs == 1
-              else run_parallel(config, positions, jobs, on_ready))
+    if args.cluster is not None:
+        source = run_cluster(config, positions, args.cluster, args.verbose, on_ready)
+    elif jobs == 1:
+        source = run_serial(config, positions, on_ready)
+    else:
+        source = run_parallel(config, positions, jobs, on_ready)
     status = EXIT_OK
     try:
         for result in source:

@@ -54,7 +54,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Callable, Optional, TextIO
+from typing import TYPE_CHECKING, Callable, Optional, TextIO
 
 import chess
 
@@ -65,6 +65,9 @@ from garfish.arena.game import DEFAULT_STALL_TIMEOUT, Adjudication, GameRecord, 
 from garfish.arena.openings import GameTask, load_openings, make_tasks
 from garfish.arena.report import (MatchState, SprtConfig, check_matplotlib, game_line, plot_history, print_summary,
                                   summary_dict)
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 PROG = "garfish match"
 LOG = logging.getLogger(__name__)
@@ -77,6 +80,8 @@ SPRT_KEYS = MappingProxyType({"elo0": 0.0, "elo1": 10.0, "alpha": 0.05, "beta": 
 SEED_RANGE = 2**31  # a seed is drawn from this range (and printed) when --seed is not given
 ENGINE_KEYS = "keys: cmd, name, ponder, option.NAME"
 CHESS960_OPTION = "UCI_Chess960"
+CLUSTER_HINT = ("--cluster needs Dask's distributed package: pip install 'garfish[cluster]' "
+                "(in a checkout: .venv/bin/python -m pip install -e '.[cluster]')")
 
 
 # --------------------------------------------------------------------------- configuration
@@ -216,11 +221,72 @@ def unique_names(engines: list[EngineProcess]) -> None:
         engines[1].spec.name = f"{engines[1].name} 2"
 
 
+class GameSink:
+    """Counts and prints each finished game as it comes, and writes the PGN in game order (a game waits
+    for the ones before it), so the file's order does not depend on which game finished first."""
+
+    def __init__(self, state: MatchState, bar: "tqdm", pgn_out: Optional[TextIO], numbers: list[int]) -> None:
+        """Games will come with these numbers."""
+        self.state = state
+        self.bar = bar
+        self.pgn_out = pgn_out
+        self.order = sorted(numbers)
+        self.next = 0  # index in `order` of the next game to write
+        self.waiting: dict[int, GameRecord] = {}
+
+    def add(self, record: GameRecord) -> None:
+        """Count, print and (in order) save a finished game."""
+        state = self.state
+        with state.lock:
+            state.add(record)
+            line = game_line(record, state)
+            self.bar.update(1)
+            self.bar.write(line, file=sys.stdout)
+            sys.stdout.flush()
+            self.waiting[record.number] = record
+            while self.next < len(self.order) and self.order[self.next] in self.waiting:
+                self._write(self.waiting.pop(self.order[self.next]))
+                self.next += 1
+
+    def flush(self) -> None:
+        """Write the games still waiting (a match that stopped early leaves gaps), in order."""
+        with self.state.lock:
+            for number in sorted(self.waiting):
+                self._write(self.waiting.pop(number))
+
+    def _write(self, record: GameRecord) -> None:
+        """Append one game to the PGN file."""
+        if self.pgn_out is not None:
+            self.pgn_out.write(record.pgn + "\n\n")
+            self.pgn_out.flush()
+
+
+def announce(state: MatchState, tasks: list[GameTask], config: MatchConfig, where: str,
+             out: Callable[[str], None]) -> None:
+    """The match's first line."""
+    extras = "".join(f", {name} ponders" for name, ponder in zip(state.names, state.ponder) if ponder)
+    if any(task.chess960 for task in tasks):
+        extras += ", Chess960"
+    out(f"{PROG}: {state.names[0]} vs {state.names[1]}, {len(tasks)} games, {config.tc.describe()}, "
+        f"{where}, seed {config.seed}{extras}")
+
+
+def new_state(config: MatchConfig, names: list[str], total: int) -> MatchState:
+    """The empty results of a match between engines with these display names."""
+    return MatchState(names=names, total=total, sprt_config=config.sprt,
+                      ponder=(config.engines[0].ponder, config.engines[1].ponder))
+
+
+def progress_bar(total: int, progress: bool) -> "tqdm":
+    """The games bar on stderr (off without a TTY or when not wanted)."""
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="game", file=sys.stderr, dynamic_ncols=True, disable=None if progress else True)
+
+
 def run_match(config: MatchConfig, tasks: list[GameTask], pgn_out: Optional[TextIO], progress: bool,
               out: Callable[[str], None]) -> MatchState:
     """Play all games (or until the SPRT decides); returns the final state (raises EngineStartError at start)."""
-    from tqdm import tqdm
-
     slots = max(1, min(config.concurrency, len(tasks)))
     pairs = start_engines(config.engines, slots)
     try:
@@ -231,32 +297,14 @@ def run_match(config: MatchConfig, tasks: list[GameTask], pgn_out: Optional[Text
                 engine.close()
         raise
     unique_names(pairs[0])  # the specs are shared by all slots, so this names every slot's engines
-    state = MatchState(names=[pairs[0][0].name, pairs[0][1].name], total=len(tasks), sprt_config=config.sprt,
-                       ponder=(config.engines[0].ponder, config.engines[1].ponder))
+    state = new_state(config, [pairs[0][0].name, pairs[0][1].name], len(tasks))
     queue_: "queue.Queue[GameTask]" = queue.Queue()
     for task in tasks:
         queue_.put(task)
-    bar = tqdm(total=len(tasks), unit="game", file=sys.stderr, dynamic_ncols=True,
-               disable=None if progress else True)
-
-    def on_game(record: GameRecord) -> None:
-        """Count, print and save a finished game."""
-        with state.lock:
-            state.add(record)
-            line = game_line(record, state)
-            bar.update(1)
-            bar.write(line, file=sys.stdout)
-            sys.stdout.flush()
-            if pgn_out is not None:
-                pgn_out.write(record.pgn + "\n\n")
-                pgn_out.flush()
-
-    extras = "".join(f", {name} ponders" for name, ponder in zip(state.names, state.ponder) if ponder)
-    if any(task.chess960 for task in tasks):
-        extras += ", Chess960"
-    out(f"{PROG}: {state.names[0]} vs {state.names[1]}, {len(tasks)} games, {config.tc.describe()}, "
-        f"concurrency {slots}, seed {config.seed}{extras}")
-    threads = [threading.Thread(target=slot_worker, args=(slot, pairs[slot], queue_, config, state, on_game),
+    bar = progress_bar(len(tasks), progress)
+    sink = GameSink(state, bar, pgn_out, [task.number for task in tasks])
+    announce(state, tasks, config, f"concurrency {slots}", out)
+    threads = [threading.Thread(target=slot_worker, args=(slot, pairs[slot], queue_, config, state, sink.add),
                                 daemon=True, name=f"match-slot-{slot}") for slot in range(slots)]
     try:
         for thread in threads:
@@ -273,10 +321,62 @@ def run_match(config: MatchConfig, tasks: list[GameTask], pgn_out: Optional[Text
         for thread in threads:
             thread.join(ABORT_JOIN_SECONDS)
     finally:
+        sink.flush()
         bar.close()
         for pair in pairs:
             for engine in pair:
                 engine.close()
+    return state
+
+
+def run_cluster_match(config: MatchConfig, tasks: list[GameTask], pgn_out: Optional[TextIO], progress: bool,
+                      out: Callable[[str], None], address: str, verbose: bool = False) -> MatchState:
+    """Play the match on a Dask cluster, one task per opening pair (see garfish.arena.cluster); raises
+    EngineStartError when the engines cannot start on the first worker asked, ClusterError when the
+    cluster cannot be used."""
+    from garfish.arena import cluster
+
+    specs = [cluster.for_workers(spec) for spec in config.engines]
+    with cluster.connect(address, verbose) as client:
+        try:
+            facts = client.submit(cluster.engine_facts, specs, pure=False).result()
+        except cluster.WorkerEngineError as exc:
+            raise EngineStartError(str(exc)) from None
+        if any(task.chess960 for task in tasks):
+            for (name, chess960) in facts:
+                if not chess960:
+                    raise EngineStartError(f"engine '{name}' does not declare the {CHESS960_OPTION} option, "
+                                           f"which the Chess960 openings need")
+        names = [name for name, _ in facts]
+        if names[0] == names[1]:
+            names[1] = f"{names[1]} 2"
+        for spec, name in zip(specs, names):
+            spec.name = name  # every worker's engines report under the same names
+        state = new_state(config, names, len(tasks))
+        pairs: dict[int, list[GameTask]] = {}
+        for task in tasks:
+            pairs.setdefault(task.pair, []).append(task)
+        bar = progress_bar(len(tasks), progress)
+        sink = GameSink(state, bar, pgn_out, [task.number for task in tasks])
+        announce(state, tasks, config, f"cluster {address} ({cluster.worker_threads(client)} worker threads)", out)
+        jobs = [(pair + 1, (specs, games, config.tc, config.adjudication, config.event))
+                for pair, games in sorted(pairs.items())]
+        results = cluster.stream(client, cluster.play_pair, jobs, "opening pair")
+        try:
+            for _, records in results:
+                for record in sorted(records, key=lambda item: item.number):
+                    sink.add(record)
+                if state.stop.is_set():
+                    break
+        except cluster.WorkerEngineError as exc:
+            state.fail(str(exc))
+        except KeyboardInterrupt:
+            state.abort.set()
+            state.fail("interrupted by the user; unfinished games are not counted")
+        finally:
+            results.close()
+            sink.flush()
+            bar.close()
     return state
 
 
@@ -298,7 +398,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--chess960", action="store_true",
                         help="play the openings as Chess960 (automatic for Chess960-only castling rights)")
     parser.add_argument("--ponder", action="store_true", help="both engines think on the opponent's time")
-    parser.add_argument("--concurrency", type=int, default=1, metavar="J", help="games played at once")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--concurrency", type=int, default=1, metavar="J", help="games played at once")
+    where.add_argument("--cluster", metavar="ADDRESS",
+                       help="play on a Dask cluster: a scheduler address (tcp://HOST:8786) or local[:N] "
+                            "(see garfish.arena.cluster)")
     parser.add_argument("--pgnout", type=Path, metavar="FILE", help="write all games to this PGN file")
     parser.add_argument("--report", type=Path, metavar="FILE.json", help="write the summary as JSON")
     parser.add_argument("--sprt", nargs="*", metavar="KEY=VALUE",
@@ -370,6 +474,15 @@ def build_config(args: argparse.Namespace) -> MatchConfig:
                        adjudication=adjudication, sprt=sprt, seed=args.seed, event=args.event)
 
 
+def check_cluster(address: str) -> None:
+    """A usable --cluster value with Dask's distributed package installed (ValueError otherwise)."""
+    try:
+        from garfish.arena import cluster
+    except ImportError:
+        raise ValueError(CLUSTER_HINT) from None
+    cluster.check_address(address)
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     """Entry point of `garfish match`."""
     args = build_parser().parse_args(argv)
@@ -381,6 +494,8 @@ def main(argv: Optional[list[str]] = None) -> int:
 
     try:
         config = build_config(args)
+        if args.cluster is not None:
+            check_cluster(args.cluster)
         if args.plot is not None:
             problem = check_matplotlib()
             if problem:
@@ -402,7 +517,17 @@ def main(argv: Optional[list[str]] = None) -> int:
         warn(f"cannot write '{args.pgnout}': {exc.strerror or exc}")
         return EXIT_USAGE
     try:
-        state = run_match(config, tasks, pgn_out, not args.no_progress, lambda line: print(line, flush=True))
+        if args.cluster is not None:
+            from garfish.arena.cluster import ClusterError
+
+            try:
+                state = run_cluster_match(config, tasks, pgn_out, not args.no_progress,
+                                          lambda line: print(line, flush=True), args.cluster, args.verbose)
+            except ClusterError as exc:
+                warn(str(exc))
+                return EXIT_ENGINE
+        else:
+            state = run_match(config, tasks, pgn_out, not args.no_progress, lambda line: print(line, flush=True))
     except EngineStartError as exc:
         warn(str(exc))
         return EXIT_ENGINE

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import chess.pgn
 import pytest
 
 from garfish.arena.data import data_dir
@@ -61,6 +62,15 @@ def children(pid: int) -> list[int]:
             if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
                 found.append(int(entry.name))
     return found
+
+
+def read_games(path: Path) -> list[chess.pgn.Game]:
+    """All games of a PGN file."""
+    games = []
+    with open(path) as handle:
+        while (game := chess.pgn.read_game(handle)) is not None:
+            games.append(game)
+    return games
 
 
 def wait_gone(pids: list[int], seconds: float) -> list[int]:

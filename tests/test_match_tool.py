@@ -18,7 +18,7 @@ import chess
 import chess.pgn
 import pytest
 
-from conftest import CLI_TIMEOUT, ROOT, SCRIPTED, data_missing
+from conftest import CLI_TIMEOUT, ROOT, SCRIPTED, data_missing, read_games
 from garfish.arena import match
 from garfish.arena.game import PGN_TERMINATION, Adjudication, AdjudicationTracker, GameRecord, TimeControl
 from garfish.arena.openings import GameTask
@@ -40,15 +40,6 @@ def run_match(*args: str) -> subprocess.CompletedProcess:
     """Run `python -m garfish.uci match ...` and capture its output."""
     return subprocess.run([sys.executable, "-m", "garfish.uci", "match", *args], cwd=str(ROOT), capture_output=True,
                           text=True, timeout=CLI_TIMEOUT)
-
-
-def read_games(path: Path) -> list[chess.pgn.Game]:
-    """All games of a PGN file."""
-    games = []
-    with open(path) as handle:
-        while (game := chess.pgn.read_game(handle)) is not None:
-            games.append(game)
-    return games
 
 
 def finished_without_forfeits(proc: subprocess.CompletedProcess, report: Path, games: int) -> dict:

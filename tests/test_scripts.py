@@ -82,6 +82,18 @@ def test_random_network_writes_a_network_of_the_sizes_asked(tmp_path: Path) -> N
     assert (network.hidden, network.buckets, network.activation) == (16, 2, CRELU)
 
 
+def test_cluster_throughput_plays_the_match_locally_and_on_a_cluster(tmp_path: Path) -> None:
+    pytest.importorskip("distributed", reason="Dask's distributed is not installed (pip install -e .[cluster])")
+    book = tmp_path / "book.epd"
+    book.write_text("rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2\n")
+    proc = run_script("cluster_throughput.py", "--workers", "1", "--games", "2", "--tc", "1+0.02",
+                      "--openings", str(book))
+    assert proc.returncode == 0, proc.stderr
+    for label in ("local", "cluster"):
+        assert re.search(rf"^round 1 +{label}: 2 games in +[\d.]+ s = +[\d.]+ games/min$", proc.stdout, re.M), proc.stdout
+    assert re.search(r"wall time [\d.]+x the local run's$", proc.stdout, re.M), proc.stdout
+
+
 def test_nnue_speed_tabulates_each_kernel_against_the_hand_written_one() -> None:
     proc = run_script("nnue_speed.py", "--rounds", "1", "--hidden", "8", "--positions", "1")
     assert proc.returncode == 0, proc.stderr

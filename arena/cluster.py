@@ -1,0 +1,290 @@
+"""Test campaigns on a Dask distributed cluster: `garfish match --cluster ADDRESS`, `garfish epd --cluster ADDRESS`.
+
+ADDRESS is a running scheduler (`dask scheduler` prints it, e.g. tcp://10.0.0.5:8786), or `local`
+/ `local:N` for a cluster of N single-threaded worker processes on this machine (default: one per core).
+
+What every worker needs (the client cannot ship it):
+  * this Garfish installed in the Python environment the worker runs in (start `dask worker`
+    from that environment), since the tasks are functions of garfish.arena;
+  * every engine command given with cmd= (match) or --engine (epd) runnable on the worker:
+    give absolute paths. The default engine (no cmd=) is the Garfish of the worker's own environment.
+Openings and test positions travel with the tasks.
+
+Work is handed out by game pair (match) or position (epd); results stream back to the client,
+which counts, reports and writes them as a local run does. Each worker thread keeps its engines
+running from one task to the next (a worker plugin owns them and closes them when the worker
+stops). A worker that dies mid-task loses nothing: the scheduler hands its tasks to another
+worker, and a task's result arrives, and is counted, once. A worker that cannot start an engine
+fails its task with an error naming the worker, its host and the command, and the run stops.
+When a run stops early (an SPRT decision, an error, Ctrl-C) the tasks not yet started are
+cancelled; those already running are finished by their workers and discarded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import socket
+import threading
+import uuid
+from dataclasses import replace
+from typing import Any, Callable, Iterator, Optional
+
+from distributed import Client, LocalCluster, WorkerPlugin, as_completed, get_worker
+
+from garfish.arena.driver import DEFAULT_COMMAND, EngineProcess, EngineSpec, EngineStartError, quiet_python_chess
+from garfish.arena.game import Adjudication, GameRecord, TimeControl, play_game
+from garfish.arena.openings import GameTask
+
+LOG = logging.getLogger(__name__)
+PLUGIN_NAME = "garfish-engines"
+LOCAL_PREFIX = "local"
+WORKER_GARFISH = "<garfish on the worker>"  # stands for the worker's own Garfish in a shipped EngineSpec
+CONNECT_TIMEOUT = 30.0  # seconds to reach the scheduler
+WORKER_WAIT = 60.0  # seconds to wait for the first worker to join
+CHESS960_OPTION = "UCI_Chess960"
+
+
+class ClusterError(Exception):
+    """The cluster cannot be used (scheduler unreachable, no worker)."""
+
+
+class WorkerEngineError(Exception):
+    """A worker could not start or restart an engine; the message names the worker, its host and the command."""
+
+
+# --------------------------------------------------------------------------- on the workers
+class EnginePool(WorkerPlugin):
+    """A Dask worker plugin owning the engines of the worker's tasks: a task takes a set of engines
+    (started on first use), gives it back when done, and the next task with the same engines reuses it.
+    Each set is used by one task at a time, so a worker with several threads runs several sets."""
+
+    def __init__(self) -> None:
+        """Empty; the worker calls setup() after unpickling the plugin."""
+        self.idle: dict[str, list[list[EngineProcess]]] = {}
+        self.lock: Optional[threading.Lock] = None
+        self.where = "worker"
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Only the empty plugin travels to the workers."""
+        return {}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """A fresh, empty plugin on the worker."""
+        self.__init__()  # type: ignore[misc]
+
+    def setup(self, worker: Any) -> None:
+        """Called by the worker when the plugin is registered."""
+        self.lock = threading.Lock()
+        self.where = f"worker {worker.address} on host {socket.gethostname()}"
+        quiet_python_chess(False)
+
+    def teardown(self, worker: Any) -> None:
+        """Close every idle engine when the worker stops."""
+        with self._locked():
+            sets = [engines for group in self.idle.values() for engines in group]
+            self.idle.clear()
+        for engines in sets:
+            close_all(engines)
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """The pool's lock (a plugin used outside a worker, in tests, makes its own)."""
+        if self.lock is None:
+            self.lock = threading.Lock()
+        with self.lock:
+            yield
+
+    def take(self, specs: list[EngineSpec]) -> list[EngineProcess]:
+        """A running set of engines for these specs (raises WorkerEngineError naming this worker)."""
+        key = repr(specs)
+        with self._locked():
+            group = self.idle.get(key, [])
+            engines = group.pop() if group else None
+        if engines is not None and all(engine.alive() for engine in engines):
+            return engines
+        if engines is not None:
+            close_all(engines)
+        started: list[EngineProcess] = []
+        for spec in specs:
+            local = on_worker(spec)
+            try:
+                started.append(EngineProcess(local))
+            except EngineStartError as exc:
+                close_all(started)
+                raise WorkerEngineError(f"{self.where}: {exc}") from None
+        return started
+
+    def give(self, specs: list[EngineSpec], engines: list[EngineProcess]) -> None:
+        """Return a set after a task; a set with a dead engine is closed instead."""
+        if not all(engine.alive() for engine in engines):
+            close_all(engines)
+            return
+        with self._locked():
+            self.idle.setdefault(repr(specs), []).append(engines)
+
+    def fail(self, exc: EngineStartError, engines: list[EngineProcess]) -> WorkerEngineError:
+        """The error for an engine that could not be restarted during a task (its set is closed)."""
+        close_all(engines)
+        return WorkerEngineError(f"{self.where}: {exc}")
+
+
+def close_all(engines: list[EngineProcess]) -> None:
+    """Close engines, ignoring any that is already gone."""
+    for engine in engines:
+        engine.close()
+
+
+def on_worker(spec: EngineSpec) -> EngineSpec:
+    """The spec with the default engine resolved to this process's own Garfish."""
+    if spec.argv == [WORKER_GARFISH]:
+        return replace(spec, argv=list(DEFAULT_COMMAND))
+    return spec
+
+
+def pool() -> EnginePool:
+    """This worker's engine pool."""
+    plugin = get_worker().plugins.get(PLUGIN_NAME)
+    if not isinstance(plugin, EnginePool):
+        raise RuntimeError("the garfish engine plugin is not registered on this worker")
+    return plugin
+
+
+def engine_facts(specs: list[EngineSpec]) -> list[tuple[str, bool]]:
+    """Task: each engine's display name and whether it declares UCI_Chess960 (checks the worker can run them)."""
+    engines_pool = pool()
+    engines = engines_pool.take(specs)
+    facts = [(engine.name, engine.supports(CHESS960_OPTION)) for engine in engines]
+    engines_pool.give(specs, engines)
+    return facts
+
+
+def play_pair(specs: list[EngineSpec], tasks: list[GameTask], tc: TimeControl, adjudication: Adjudication,
+              event: str) -> list[GameRecord]:
+    """Task: play the games of one opening pair with this worker's engines."""
+    engines_pool = pool()
+    engines = engines_pool.take(specs)
+    records = []
+    try:
+        for task in tasks:
+            records.append(play_game(task, engines, tc, adjudication, event, threading.Event()))
+    except EngineStartError as exc:
+        raise engines_pool.fail(exc, engines) from None
+    except BaseException:
+        close_all(engines)
+        raise
+    engines_pool.give(specs, engines)
+    return records
+
+
+def solve_position(config: Any, position: Any) -> Any:
+    """Task: `garfish epd`'s solve() of one position with this worker's engine."""
+    from garfish.arena.epd import solve
+
+    engines_pool = pool()
+    engines = engines_pool.take([config.spec])
+    try:
+        result = solve(engines[0], position, config)
+    except EngineStartError as exc:
+        raise engines_pool.fail(exc, engines) from None
+    except BaseException:
+        close_all(engines)
+        raise
+    engines_pool.give([config.spec], engines)
+    return result
+
+
+# --------------------------------------------------------------------------- on the client
+def for_workers(spec: EngineSpec) -> EngineSpec:
+    """The spec as shipped: the default command (this machine's Python) becomes 'the worker's Garfish'."""
+    if list(spec.argv) == list(DEFAULT_COMMAND):
+        return replace(spec, argv=[WORKER_GARFISH])
+    return replace(spec)
+
+
+def local_workers(address: str) -> Optional[int]:
+    """`local` -> one worker per core, `local:N` -> N; None for a scheduler address (ValueError for a bad N)."""
+    if address != LOCAL_PREFIX and not address.startswith(LOCAL_PREFIX + ":"):
+        return None
+    text = address[len(LOCAL_PREFIX) + 1:]
+    if not text:
+        return os.cpu_count() or 1
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(f"--cluster local:N needs a positive number of workers, not '{text}'")
+    return int(text)
+
+
+def check_address(address: str) -> None:
+    """Validate --cluster before anything starts (ValueError with the reason)."""
+    if not address.strip():
+        raise ValueError("--cluster needs a scheduler address (tcp://HOST:8786) or local[:N]")
+    local_workers(address)
+
+
+@contextlib.contextmanager
+def connect(address: str, verbose: bool = False) -> Iterator[Client]:
+    """A client on the scheduler at `address` (or on a new local cluster), with at least one worker and the
+    engine plugin registered; closed on exit. Raises ClusterError."""
+    if not verbose:
+        for name in ("distributed", "tornado"):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
+    workers = local_workers(address)
+    cluster = None
+    client = None
+    try:
+        if workers is not None:
+            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                   dashboard_address=None, silence_logs=logging.WARNING if verbose else logging.CRITICAL)
+            client = Client(cluster, timeout=CONNECT_TIMEOUT)
+        else:
+            client = Client(address, timeout=CONNECT_TIMEOUT)
+        client.wait_for_workers(1, timeout=WORKER_WAIT)
+        client.register_plugin(EnginePool(), name=PLUGIN_NAME)
+    except (OSError, TimeoutError) as exc:
+        for item in (client, cluster):
+            if item is not None:
+                item.close()
+        what = "no worker joined" if client is not None else "cannot reach the scheduler"
+        raise ClusterError(f"Dask cluster {address}: {what}: {exc or type(exc).__name__}") from None
+    try:
+        yield client
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def worker_threads(client: Client) -> int:
+    """How many tasks the cluster runs at once."""
+    return sum(client.nthreads().values())
+
+
+def task_error(future: Any) -> str:
+    """A failed task's error as one line."""
+    exc = future.exception()
+    if isinstance(exc, WorkerEngineError):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"
+
+
+def stream(client: Client, func: Callable[..., Any], jobs: list[tuple[int, tuple[Any, ...]]],
+           label: str) -> Iterator[tuple[int, Any]]:
+    """Submit func(*args) for each (number, args), lower numbers first, and yield (number, result) as results
+    arrive. A failed task raises WorkerEngineError with its error; unfinished tasks are cancelled when the
+    caller stops (or on any exit)."""
+    run = uuid.uuid4().hex[:8]
+    futures = {client.submit(func, *args, key=f"garfish-{run}-{number}", priority=-number): number
+               for number, args in jobs}
+    try:
+        for future in as_completed(list(futures)):
+            number = futures.pop(future)
+            if future.status == "error":
+                raise WorkerEngineError(f"{label} {number}: {task_error(future)}")
+            result = future.result()
+            future.release()  # a result the cluster keeps would be recomputed if its worker died later
+            yield number, result
+    finally:
+        pending = [future for future in futures if not future.done()]
+        if pending:
+            client.cancel(pending)

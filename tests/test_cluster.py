@@ -1,0 +1,252 @@
+"""`garfish match --cluster` and `garfish epd --cluster`: campaigns on Dask (garfish.arena.cluster).
+
+A LocalCluster started by the tool (`--cluster local:2`), and a real `dask scheduler` with two
+`dask worker` processes on 127.0.0.1, one of which is killed in the middle of a match. The engines
+are tests/scripted_engine.py, whose games are deterministic.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from conftest import CLI_TIMEOUT, ROOT, SCRIPTED, read_games
+from garfish.arena import cluster, match
+
+distributed = pytest.importorskip("distributed", reason="Dask's distributed is not installed (pip install -e .[cluster])")
+
+OPENINGS = [
+    "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2",
+    "rnbqkb1r/pppppppp/5n2/8/3P4/8/PPP1PPPP/RNBQKBNR w KQkq - 1 2",
+    "rnbqkbnr/pp1ppppp/8/2p5/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2",
+    "rnbqkbnr/pppppppp/8/8/2P5/8/PP1PPPPP/RNBQKBNR b KQkq - 0 1",
+]
+DASK = [sys.executable, "-m", "dask"]
+START_SECONDS = 60.0  # how long the scheduler and workers may take to come up
+
+
+def scripted(*args: str) -> str:
+    """`cmd=...` for the scripted engine (absolute paths, as a cluster needs)."""
+    return "cmd=" + " ".join([sys.executable, str(SCRIPTED), *args])
+
+
+def tool(*args: str) -> list[str]:
+    """The command line of a garfish tool."""
+    return [sys.executable, "-m", "garfish.uci", *args]
+
+
+def run_tool(*args: str) -> subprocess.CompletedProcess:
+    """Run a garfish tool and capture its output."""
+    return subprocess.run(tool(*args), cwd=str(ROOT), capture_output=True, text=True, timeout=CLI_TIMEOUT)
+
+
+def check_games_against_report(pgn: Path, report: Path, games: int) -> None:
+    """Every game is in the PGN once, in game order, and the report's W/D/L are the PGN's results."""
+    played = read_games(pgn)
+    assert [int(game.headers["Round"]) for game in played] == list(range(1, games + 1))
+    first = json.loads(report.read_text())
+    name = first["engines"][0]
+    points = []
+    for game in played:
+        white_points = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}[game.headers["Result"]]
+        points.append(white_points if game.headers["White"] == name else 1.0 - white_points)
+    assert first["games"] == games
+    assert [first["wins"], first["draws"], first["losses"]] == [points.count(1.0), points.count(0.5),
+                                                                 points.count(0.0)]
+
+
+@pytest.fixture
+def book(tmp_path: Path) -> Path:
+    """Four openings, one per line."""
+    path = tmp_path / "book.epd"
+    path.write_text("\n".join(OPENINGS) + "\n")
+    return path
+
+
+# --------------------------------------------------------------------------- a LocalCluster
+def test_local_cluster_match_writes_every_game_once_in_order_and_reuses_engines(tmp_path: Path, book: Path) -> None:
+    """`--cluster local:2`: 8 games in 4 pair tasks; PGN in game order, report = PGN, the same results as
+    a local run (deterministic engines), and each worker keeps its engines from task to task."""
+    log = tmp_path / "alpha.log"
+    common = ["--nodes", "1", "--games", "8", "--openings", str(book), "--seed", "5", "--max-moves", "40"]
+    pgn, report = tmp_path / "cluster.pgn", tmp_path / "cluster.json"
+    proc = run_tool("match", "--engine", scripted("--play", "random", "--seed", "1", "--log", str(log)), "name=alpha",
+                    "--engine", scripted("--play", "greedy", "--seed", "2"), "name=beta", *common,
+                    "--cluster", "local:2", "--pgnout", str(pgn), "--report", str(report))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "cluster local:2 (2 worker threads)" in proc.stdout
+    check_games_against_report(pgn, report, 8)
+    starts = log.read_text().splitlines().count("uci")
+    assert 1 <= starts <= 2, f"alpha started {starts} times for 4 tasks on 2 workers"
+
+    local_pgn, local_report = tmp_path / "local.pgn", tmp_path / "local.json"
+    local = run_tool("match", "--engine", scripted("--play", "random", "--seed", "1"), "name=alpha",
+                     "--engine", scripted("--play", "greedy", "--seed", "2"), "name=beta", *common,
+                     "--concurrency", "2", "--pgnout", str(local_pgn), "--report", str(local_report))
+    assert local.returncode == 0, local.stderr[-3000:]
+    moves = [[str(move) for move in game.mainline_moves()] for game in read_games(pgn)]
+    assert moves == [[str(move) for move in game.mainline_moves()] for game in read_games(local_pgn)]
+    assert json.loads(report.read_text())["pentanomial"] == json.loads(local_report.read_text())["pentanomial"]
+
+
+def test_local_cluster_sprt_stops_early(tmp_path: Path, book: Path) -> None:
+    """An SPRT decision on the cluster stops the match before all games, with the games counted so far."""
+    pgn, report = tmp_path / "games.pgn", tmp_path / "report.json"
+    proc = run_tool("match", "--engine", scripted("--play", "greedy"), "name=strong",
+                    "--engine", scripted("--play", "first"), "name=weak", "--nodes", "1", "--games", "400",
+                    "--openings", str(book), "--sprt", "elo0=0", "elo1=50", "--cluster", "local:2",
+                    "--pgnout", str(pgn), "--report", str(report))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    data = json.loads(report.read_text())
+    assert data["sprt"]["decision"] == "H1"
+    assert 0 < data["games"] < 400
+    played = read_games(pgn)
+    assert len(played) == data["games"]
+    rounds = [int(game.headers["Round"]) for game in played]
+    assert rounds == sorted(set(rounds))
+
+
+def test_local_cluster_epd_gives_the_local_results(tmp_path: Path) -> None:
+    """`garfish epd --cluster local:2` solves the same positions with the same moves as one local engine."""
+    suite = tmp_path / "suite.epd"
+    suite.write_text("\n".join([
+        '6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - bm Ra8#; id "mate";',
+        'r3k3/8/8/8/8/8/8/R3K3 w Q - bm Rxa8+; id "capture";',
+        '4k3/8/8/3q4/8/8/3R4/4K3 w - - bm Rxd5; id "queen";',
+        '4k3/8/8/8/8/8/4P3/4K3 w - - bm Kd2; id "quiet";',
+    ]) + "\n")
+    reports = {}
+    for where in (["--cluster", "local:2"], ["-j", "1"]):
+        report = tmp_path / f"{where[0].strip('-')}.json"
+        proc = run_tool("epd", str(suite), "--engine", f"{sys.executable} {SCRIPTED} --play greedy", "--nodes", "1",
+                        "--report", str(report), *where)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        reports[where[0]] = json.loads(report.read_text())
+    moves = {key: [position["move"] for position in data["positions"]] for key, data in reports.items()}
+    assert moves["--cluster"] == moves["-j"]
+    assert reports["--cluster"]["summary"]["solved"] == reports["-j"]["summary"]["solved"] == 3
+    assert reports["--cluster"]["cluster"] == "local:2"
+
+
+def test_a_worker_without_the_engine_is_named_in_the_error(tmp_path: Path, book: Path) -> None:
+    """A command the workers cannot run: exit 1 and an error naming the worker, its host and the command."""
+    missing = tmp_path / "no-such-engine"
+    proc = run_tool("match", "--engine", f"cmd={missing}", "--engine", scripted(), "--nodes", "1", "--games", "2",
+                    "--cluster", "local:1")
+    assert proc.returncode == 1
+    assert "worker tcp://127.0.0.1:" in proc.stderr and "on host" in proc.stderr
+    assert str(missing) in proc.stderr
+    epd = tmp_path / "one.epd"
+    epd.write_text('4k3/8/8/8/8/8/4P3/4K3 w - - bm Kd2; id "quiet";\n')
+    proc = run_tool("epd", str(epd), "--engine", str(missing), "--nodes", "1", "--cluster", "local:1")
+    assert proc.returncode == 1
+    assert "worker tcp://127.0.0.1:" in proc.stderr and str(missing) in proc.stderr
+
+
+def test_cluster_arguments_are_checked(book: Path) -> None:
+    """Bad --cluster values and --cluster with --concurrency / -j are usage errors (exit 2)."""
+    base = ["match", "--engine", scripted(), "--engine", scripted(), "--nodes", "1", "--games", "2"]
+    for extra in (["--cluster", "local:0"], ["--cluster", "local:x"], ["--cluster", " "],
+                  ["--cluster", "local", "--concurrency", "2"]):
+        proc = run_tool(*base, *extra)
+        assert proc.returncode == 2, (extra, proc.stderr)
+        assert proc.stderr.strip()
+    proc = run_tool("epd", str(book), "--nodes", "1", "--cluster", "local", "-j", "2")
+    assert proc.returncode == 2
+
+
+def test_an_unreachable_scheduler_is_a_clear_error(monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """No scheduler at the address: a message naming it, exit 1, no traceback."""
+    monkeypatch.setattr(cluster, "CONNECT_TIMEOUT", 2.0)
+    status = match.main(["--engine", scripted(), "--engine", scripted(), "--nodes", "1", "--games", "2",
+                         "--cluster", "tcp://127.0.0.1:9", "--no-progress"])
+    assert status == 1
+    err = capsys.readouterr().err
+    assert "Dask cluster tcp://127.0.0.1:9: cannot reach the scheduler" in err
+    assert "Traceback" not in err
+
+
+# --------------------------------------------------------------------------- dask scheduler + dask worker
+def start(command: list[str], log: Path) -> subprocess.Popen:
+    """A process in its own process group (so that it can be killed with its children)."""
+    with open(log, "ab") as handle:
+        return subprocess.Popen(command, cwd=str(ROOT), stdin=subprocess.DEVNULL, stdout=handle, stderr=handle,
+                                start_new_session=True)
+
+
+def kill_group(process: subprocess.Popen) -> None:
+    """SIGKILL a process and everything in its process group."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.wait(10)
+
+
+@pytest.fixture
+def scheduler_and_workers(tmp_path: Path) -> Iterator[tuple[str, list[subprocess.Popen]]]:
+    """`dask scheduler` and two `dask worker` processes (one thread each) on 127.0.0.1: (address, workers)."""
+    file = tmp_path / "scheduler.json"
+    processes = [start([*DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                        "--scheduler-file", str(file)], tmp_path / "scheduler.log")]
+    try:
+        deadline = time.monotonic() + START_SECONDS
+        while not file.exists() or not file.read_text().strip():
+            assert time.monotonic() < deadline, (tmp_path / "scheduler.log").read_text()
+            time.sleep(0.2)
+        address = json.loads(file.read_text())["address"]
+        workers = [start([*DASK, "worker", address, "--nthreads", "1", "--nworkers", "1", "--no-dashboard",
+                          "--host", "127.0.0.1", "--name", f"w{index}"], tmp_path / f"worker{index}.log")
+                   for index in range(2)]
+        processes += workers
+        with distributed.Client(address, timeout=START_SECONDS) as client:
+            client.wait_for_workers(2, timeout=START_SECONDS)
+        yield address, workers
+    finally:
+        for process in processes:
+            kill_group(process)
+
+
+def test_a_worker_killed_mid_match_loses_no_game(tmp_path: Path, book: Path,
+                                                 scheduler_and_workers: tuple[str, list[subprocess.Popen]]) -> None:
+    """Two workers; one is SIGKILLed (with its nanny) once the first games are in, in the middle of a game: its
+    pair is played again on the other worker, and every game is in the PGN exactly once, the report agreeing
+    with the PGN."""
+    address, workers = scheduler_and_workers
+    pgn, report = tmp_path / "games.pgn", tmp_path / "report.json"
+    games = 12
+    log = tmp_path / "alpha.log"
+    command = tool("match", "--engine", scripted("--play", "random", "--seed", "1", "--delay", "0.03", "--log", str(log)),
+                   "name=alpha",
+                   "--engine", scripted("--play", "greedy", "--seed", "2", "--delay", "0.03"), "name=beta",
+                   "--nodes", "1", "--games", str(games), "--openings", str(book), "--seed", "9",
+                   "--max-moves", "20", "--cluster", address, "--pgnout", str(pgn), "--report", str(report),
+                   "--no-progress")
+    errors = tmp_path / "stderr.txt"
+    with open(errors, "w") as err_handle:
+        proc = subprocess.Popen(command, cwd=str(ROOT), stdout=subprocess.PIPE, stderr=err_handle, text=True)
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        while first and not first.startswith("Game "):
+            first = proc.stdout.readline()
+        kill_group(workers[0])
+        out = first + proc.stdout.read()
+        proc.wait(CLI_TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, errors.read_text()[-3000:]
+    assert workers[0].poll() is not None
+    assert sum(line.startswith("Game ") for line in out.splitlines()) == games
+    check_games_against_report(pgn, report, games)
+    assert log.read_text().splitlines().count("ucinewgame") > games, "no game was cut short by the kill"

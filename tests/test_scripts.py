@@ -94,6 +94,16 @@ def test_cluster_throughput_plays_the_match_locally_and_on_a_cluster(tmp_path: P
     assert re.search(r"wall time [\d.]+x the local run's$", proc.stdout, re.M), proc.stdout
 
 
+def test_stop_latency_times_each_stop_at_each_setting() -> None:
+    proc = run_script("stop_latency.py", "--threads", "1", "2", "--positions", "1", "--think", "0.2",
+                      "--engine", " ".join(ENGINE_CMD))
+    assert proc.returncode == 0, proc.stderr
+    for threads in (1, 2):
+        assert re.search(rf"^Threads {threads} position 1: [a-h][1-8][a-h][1-8]\w? after [\d.]+ ms$", proc.stdout, re.M)
+        assert re.search(rf"^Threads {threads}: stop -> bestmove median [\d.]+ ms, worst [\d.]+ ms over 1 searches$",
+                         proc.stdout, re.M), proc.stdout
+
+
 def test_nnue_speed_tabulates_each_kernel_against_the_hand_written_one() -> None:
     proc = run_script("nnue_speed.py", "--rounds", "1", "--hidden", "8", "--positions", "1")
     assert proc.returncode == 0, proc.stderr

@@ -98,19 +98,19 @@ class EnginePool(WorkerPlugin):
 
     def take(self, specs: list[EngineSpec]) -> list[EngineProcess]:
         """A running set of engines for these specs (raises WorkerEngineError naming this worker)."""
-        key = repr(specs)
         with self._locked():
-            group = self.idle.get(key, [])
+            group = self.idle.get(pool_key(specs), [])
             engines = group.pop() if group else None
         if engines is not None and all(engine.alive() for engine in engines):
+            for engine, spec in zip(engines, specs):
+                engine.spec = on_worker(spec)  # the same engine; the display name may be new
             return engines
         if engines is not None:
             close_all(engines)
         started: list[EngineProcess] = []
         for spec in specs:
-            local = on_worker(spec)
             try:
-                started.append(EngineProcess(local))
+                started.append(EngineProcess(on_worker(spec)))
             except EngineStartError as exc:
                 close_all(started)
                 raise WorkerEngineError(f"{self.where}: {exc}") from None
@@ -122,12 +122,17 @@ class EnginePool(WorkerPlugin):
             close_all(engines)
             return
         with self._locked():
-            self.idle.setdefault(repr(specs), []).append(engines)
+            self.idle.setdefault(pool_key(specs), []).append(engines)
 
     def fail(self, exc: EngineStartError, engines: list[EngineProcess]) -> WorkerEngineError:
         """The error for an engine that could not be restarted during a task (its set is closed)."""
         close_all(engines)
         return WorkerEngineError(f"{self.where}: {exc}")
+
+
+def pool_key(specs: list[EngineSpec]) -> str:
+    """Engine sets are shared by tasks whose specs differ at most in the display name."""
+    return repr([replace(spec, name=None) for spec in specs])
 
 
 def close_all(engines: list[EngineProcess]) -> None:

@@ -73,13 +73,14 @@ def book(tmp_path: Path) -> Path:
 
 # --------------------------------------------------------------------------- a LocalCluster
 def test_local_cluster_match_writes_every_game_once_in_order_and_reuses_engines(tmp_path: Path, book: Path) -> None:
-    """`--cluster local:2`: 8 games in 4 pair tasks; PGN in game order, report = PGN, the same results as
-    a local run (deterministic engines), and each worker keeps its engines from task to task."""
+    """`--cluster local:2`: 8 games in 4 pair tasks; PGN in game order, report = PGN, the same games and names
+    as a local run (deterministic engines), and each worker keeps its engines from task to task (also those
+    that told the client their names)."""
     log = tmp_path / "alpha.log"
     common = ["--nodes", "1", "--games", "8", "--openings", str(book), "--seed", "5", "--max-moves", "40"]
     pgn, report = tmp_path / "cluster.pgn", tmp_path / "cluster.json"
-    proc = run_tool("match", "--engine", scripted("--play", "random", "--seed", "1", "--log", str(log)), "name=alpha",
-                    "--engine", scripted("--play", "greedy", "--seed", "2"), "name=beta", *common,
+    proc = run_tool("match", "--engine", scripted("--play", "random", "--seed", "1", "--log", str(log)),
+                    "--engine", scripted("--play", "greedy", "--seed", "2", "--name", "beta"), *common,
                     "--cluster", "local:2", "--pgnout", str(pgn), "--report", str(report))
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "cluster local:2 (2 worker threads)" in proc.stdout
@@ -88,12 +89,16 @@ def test_local_cluster_match_writes_every_game_once_in_order_and_reuses_engines(
     assert 1 <= starts <= 2, f"alpha started {starts} times for 4 tasks on 2 workers"
 
     local_pgn, local_report = tmp_path / "local.pgn", tmp_path / "local.json"
-    local = run_tool("match", "--engine", scripted("--play", "random", "--seed", "1"), "name=alpha",
-                     "--engine", scripted("--play", "greedy", "--seed", "2"), "name=beta", *common,
+    local = run_tool("match", "--engine", scripted("--play", "random", "--seed", "1"),
+                     "--engine", scripted("--play", "greedy", "--seed", "2", "--name", "beta"), *common,
                      "--concurrency", "2", "--pgnout", str(local_pgn), "--report", str(local_report))
     assert local.returncode == 0, local.stderr[-3000:]
-    moves = [[str(move) for move in game.mainline_moves()] for game in read_games(pgn)]
-    assert moves == [[str(move) for move in game.mainline_moves()] for game in read_games(local_pgn)]
+    def games(path: Path) -> list[tuple[str, str, list[str]]]:
+        return [(game.headers["White"], game.headers["Black"], [move.uci() for move in game.mainline_moves()])
+                for game in read_games(path)]
+
+    assert games(pgn) == games(local_pgn)
+    assert {name for white, black, _ in games(pgn) for name in (white, black)} == {"beta", "scripted-random"}
     assert json.loads(report.read_text())["pentanomial"] == json.loads(local_report.read_text())["pentanomial"]
 
 

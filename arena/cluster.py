@@ -33,7 +33,8 @@ from typing import Any, Callable, Iterator, Optional
 
 from distributed import Client, LocalCluster, WorkerPlugin, as_completed, get_worker
 
-from garfish.arena.driver import DEFAULT_COMMAND, EngineProcess, EngineSpec, EngineStartError, quiet_python_chess
+from garfish.arena.driver import (CHESS960_OPTION, DEFAULT_COMMAND, EngineProcess, EngineSpec, EngineStartError,
+                                  quiet_python_chess)
 from garfish.arena.game import Adjudication, GameRecord, TimeControl, play_game
 from garfish.arena.openings import GameTask
 
@@ -43,14 +44,13 @@ LOCAL_PREFIX = "local"
 WORKER_GARFISH = "<garfish on the worker>"  # stands for the worker's own Garfish in a shipped EngineSpec
 CONNECT_TIMEOUT = 30.0  # seconds to reach the scheduler
 WORKER_WAIT = 60.0  # seconds to wait for the first worker to join
-CHESS960_OPTION = "UCI_Chess960"
 
 
-class ClusterError(Exception):
-    """The cluster cannot be used (scheduler unreachable, no worker)."""
+class ClusterError(EngineStartError):
+    """The cluster cannot be used (scheduler unreachable, no worker): the tools report it as an engine start."""
 
 
-class WorkerEngineError(Exception):
+class WorkerEngineError(EngineStartError):
     """A worker could not start or restart an engine; the message names the worker, its host and the command."""
 
 
@@ -63,7 +63,7 @@ class EnginePool(WorkerPlugin):
     def __init__(self) -> None:
         """Empty; the worker calls setup() after unpickling the plugin."""
         self.idle: dict[str, list[list[EngineProcess]]] = {}
-        self.lock: Optional[threading.Lock] = None
+        self.lock = threading.Lock()
         self.where = "worker"
 
     def __getstate__(self) -> dict[str, Any]:
@@ -76,29 +76,20 @@ class EnginePool(WorkerPlugin):
 
     def setup(self, worker: Any) -> None:
         """Called by the worker when the plugin is registered."""
-        self.lock = threading.Lock()
         self.where = f"worker {worker.address} on host {socket.gethostname()}"
         quiet_python_chess(False)
 
     def teardown(self, worker: Any) -> None:
         """Close every idle engine when the worker stops."""
-        with self._locked():
+        with self.lock:
             sets = [engines for group in self.idle.values() for engines in group]
             self.idle.clear()
         for engines in sets:
             close_all(engines)
 
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
-        """The pool's lock (a plugin used outside a worker, in tests, makes its own)."""
-        if self.lock is None:
-            self.lock = threading.Lock()
-        with self.lock:
-            yield
-
     def take(self, specs: list[EngineSpec]) -> list[EngineProcess]:
         """A running set of engines for these specs (raises WorkerEngineError naming this worker)."""
-        with self._locked():
+        with self.lock:
             group = self.idle.get(pool_key(specs), [])
             engines = group.pop() if group else None
         if engines is not None and all(engine.alive() for engine in engines):
@@ -121,13 +112,23 @@ class EnginePool(WorkerPlugin):
         if not all(engine.alive() for engine in engines):
             close_all(engines)
             return
-        with self._locked():
+        with self.lock:
             self.idle.setdefault(pool_key(specs), []).append(engines)
 
-    def fail(self, exc: EngineStartError, engines: list[EngineProcess]) -> WorkerEngineError:
-        """The error for an engine that could not be restarted during a task (its set is closed)."""
-        close_all(engines)
-        return WorkerEngineError(f"{self.where}: {exc}")
+    @contextlib.contextmanager
+    def borrowed(self, specs: list[EngineSpec]) -> Iterator[list[EngineProcess]]:
+        """A set of engines for one task: given back when the task ends, closed when it fails (an engine that
+        could not be restarted raises WorkerEngineError naming this worker)."""
+        engines = self.take(specs)
+        try:
+            yield engines
+        except EngineStartError as exc:
+            close_all(engines)
+            raise WorkerEngineError(f"{self.where}: {exc}") from None
+        except BaseException:
+            close_all(engines)
+            raise
+        self.give(specs, engines)
 
 
 def pool_key(specs: list[EngineSpec]) -> str:
@@ -158,46 +159,23 @@ def pool() -> EnginePool:
 
 def engine_facts(specs: list[EngineSpec]) -> list[tuple[str, bool]]:
     """Task: each engine's display name and whether it declares UCI_Chess960 (checks the worker can run them)."""
-    engines_pool = pool()
-    engines = engines_pool.take(specs)
-    facts = [(engine.name, engine.supports(CHESS960_OPTION)) for engine in engines]
-    engines_pool.give(specs, engines)
-    return facts
+    with pool().borrowed(specs) as engines:
+        return [(engine.name, engine.supports(CHESS960_OPTION)) for engine in engines]
 
 
 def play_pair(specs: list[EngineSpec], tasks: list[GameTask], tc: TimeControl, adjudication: Adjudication,
               event: str) -> list[GameRecord]:
     """Task: play the games of one opening pair with this worker's engines."""
-    engines_pool = pool()
-    engines = engines_pool.take(specs)
-    records = []
-    try:
-        for task in tasks:
-            records.append(play_game(task, engines, tc, adjudication, event, threading.Event()))
-    except EngineStartError as exc:
-        raise engines_pool.fail(exc, engines) from None
-    except BaseException:
-        close_all(engines)
-        raise
-    engines_pool.give(specs, engines)
-    return records
+    with pool().borrowed(specs) as engines:
+        return [play_game(task, engines, tc, adjudication, event, threading.Event()) for task in tasks]
 
 
 def solve_position(config: Any, position: Any) -> Any:
     """Task: `garfish epd`'s solve() of one position with this worker's engine."""
     from garfish.arena.epd import solve
 
-    engines_pool = pool()
-    engines = engines_pool.take([config.spec])
-    try:
-        result = solve(engines[0], position, config)
-    except EngineStartError as exc:
-        raise engines_pool.fail(exc, engines) from None
-    except BaseException:
-        close_all(engines)
-        raise
-    engines_pool.give([config.spec], engines)
-    return result
+    with pool().borrowed([config.spec]) as engines:
+        return solve(engines[0], position, config)
 
 
 # --------------------------------------------------------------------------- on the client
@@ -260,6 +238,11 @@ def connect(address: str, verbose: bool = False) -> Iterator[Client]:
             cluster.close()
 
 
+def probe(client: Client, specs: list[EngineSpec]) -> list[tuple[str, bool]]:
+    """Start the engines on one worker: their engine_facts (raises WorkerEngineError when they do not start)."""
+    return client.submit(engine_facts, specs, pure=False).result()
+
+
 def worker_threads(client: Client) -> int:
     """How many tasks the cluster runs at once."""
     return sum(client.nthreads().values())
@@ -274,8 +257,8 @@ def task_error(future: Any) -> str:
 
 
 def stream(client: Client, func: Callable[..., Any], jobs: list[tuple[int, tuple[Any, ...]]],
-           label: str) -> Iterator[tuple[int, Any]]:
-    """Submit func(*args) for each (number, args), lower numbers first, and yield (number, result) as results
+           label: str) -> Iterator[Any]:
+    """Submit func(*args) for each (number, args), lower numbers first, and yield the results as they
     arrive. A failed task raises WorkerEngineError with its error; unfinished tasks are cancelled when the
     caller stops (or on any exit)."""
     run = uuid.uuid4().hex[:8]
@@ -288,7 +271,7 @@ def stream(client: Client, func: Callable[..., Any], jobs: list[tuple[int, tuple
                 raise WorkerEngineError(f"{label} {number}: {task_error(future)}")
             result = future.result()
             future.release()  # a result the cluster keeps would be recomputed if its worker died later
-            yield number, result
+            yield result
     finally:
         pending = [future for future in futures if not future.done()]
         if pending:

@@ -38,6 +38,9 @@ INFO = chess.engine.INFO_BASIC | chess.engine.INFO_SCORE
 TRUE_WORDS = ("true", "1", "yes", "on")
 FALSE_WORDS = ("false", "0", "no", "off")
 QUOTED = re.compile(r"'([^']*)'")
+CHESS960_OPTION = "UCI_Chess960"
+CLUSTER_HINT = ("--cluster needs Dask's distributed package: pip install 'garfish[cluster]' "
+                "(in a checkout: .venv/bin/python -m pip install -e '.[cluster]')")
 
 ConfigValue = Union[str, int, bool, None]
 
@@ -348,6 +351,15 @@ class EngineProcess:
         if not self.alive() or "died" in text or "dead" in text:
             return MoveError("crash", text or "the engine died", elapsed)
         return MoveError("crash", f"protocol error: {describe_exception(exc)}", elapsed)
+
+
+def check_cluster(address: str) -> None:
+    """The tools' --cluster value is usable and Dask's distributed is installed (ValueError otherwise)."""
+    try:
+        from garfish.arena import cluster
+    except ImportError:
+        raise ValueError(CLUSTER_HINT) from None
+    cluster.check_address(address)
 
 
 def quiet_python_chess(verbose: bool) -> None:

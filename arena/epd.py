@@ -28,8 +28,8 @@ import chess
 import chess.engine
 
 from garfish.arena.driver import (DEFAULT_COMMAND, EXIT_ENGINE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, EngineProcess,
-                                  EngineSpec, EngineStartError, MoveError, parse_option_pairs, quiet_python_chess,
-                                  split_command)
+                                  EngineSpec, EngineStartError, MoveError, check_cluster, parse_option_pairs,
+                                  quiet_python_chess, split_command)
 from garfish.arena.workers import POLL_SECONDS, StopSignal, run_as_worker, shut_down, start_engine
 
 PROG = "garfish epd"
@@ -37,8 +37,6 @@ LOG = logging.getLogger(__name__)
 TIME_WATCHDOG_GRACE = 10.0  # seconds past --time before a silent engine is killed
 SEARCH_WATCHDOG = 600.0  # seconds before a silent engine is killed under --depth / --nodes
 FAILED_IDS_SHOWN = 100
-CLUSTER_HINT = ("--cluster needs Dask's distributed package: pip install 'garfish[cluster]' "
-                "(in a checkout: .venv/bin/python -m pip install -e '.[cluster]')")
 POINTS_ITEM = re.compile(r"^\s*(\S+?)\s*=\s*(-?\d+)\s*$")
 
 
@@ -325,24 +323,10 @@ def run_cluster(config: EpdConfig, positions: list[EpdPosition], address: str, v
     from garfish.arena import cluster
 
     shipped = replace(config, spec=cluster.for_workers(config.spec))
-    try:
-        with cluster.connect(address, verbose) as client:
-            try:
-                facts = client.submit(cluster.engine_facts, [shipped.spec], pure=False).result()
-            except cluster.WorkerEngineError as exc:
-                raise EngineStartError(str(exc)) from None
-            on_ready(facts[0][0])
-            jobs = [(position.number, (shipped, position)) for position in positions]
-            results = cluster.stream(client, cluster.solve_position, jobs, "position")
-            try:
-                for _, result in results:
-                    yield result
-            except cluster.WorkerEngineError as exc:
-                raise EngineStartError(str(exc)) from None
-            finally:
-                results.close()
-    except cluster.ClusterError as exc:
-        raise EngineStartError(str(exc)) from None
+    with cluster.connect(address, verbose) as client:
+        on_ready(cluster.probe(client, [shipped.spec])[0][0])
+        jobs = [(position.number, (shipped, position)) for position in positions]
+        yield from cluster.stream(client, cluster.solve_position, jobs, "position")  # closed with this generator
 
 
 def format_result(result: PositionResult, done: int, total: int) -> str:
@@ -454,11 +438,7 @@ def validate(args: argparse.Namespace) -> Optional[str]:
         return "--timeout must be positive"
     if args.cluster is not None:
         try:
-            from garfish.arena import cluster
-        except ImportError:
-            return CLUSTER_HINT
-        try:
-            cluster.check_address(args.cluster)
+            check_cluster(args.cluster)
         except ValueError as exc:
             return str(exc)
     return None

@@ -59,8 +59,9 @@ from typing import TYPE_CHECKING, Callable, Optional, TextIO
 import chess
 
 from garfish.arena import stats
-from garfish.arena.driver import (DEFAULT_COMMAND, EXIT_ENGINE, EXIT_OK, EXIT_USAGE, FALSE_WORDS, TRUE_WORDS,
-                                  EngineProcess, EngineSpec, EngineStartError, quiet_python_chess, split_command)
+from garfish.arena.driver import (CHESS960_OPTION, DEFAULT_COMMAND, EXIT_ENGINE, EXIT_OK, EXIT_USAGE, FALSE_WORDS,
+                                  TRUE_WORDS, EngineProcess, EngineSpec, EngineStartError, check_cluster,
+                                  quiet_python_chess, split_command)
 from garfish.arena.game import DEFAULT_STALL_TIMEOUT, Adjudication, GameRecord, MatchAborted, TimeControl, play_game
 from garfish.arena.openings import GameTask, load_openings, make_tasks
 from garfish.arena.report import (MatchState, SprtConfig, check_matplotlib, game_line, plot_history, print_summary,
@@ -79,9 +80,6 @@ TC_PATTERN = re.compile(r"^\s*(\d+(?:\.\d*)?)\s*(?:\+\s*(\d+(?:\.\d*)?))?\s*$")
 SPRT_KEYS = MappingProxyType({"elo0": 0.0, "elo1": 10.0, "alpha": 0.05, "beta": 0.05})
 SEED_RANGE = 2**31  # a seed is drawn from this range (and printed) when --seed is not given
 ENGINE_KEYS = "keys: cmd, name, ponder, option.NAME"
-CHESS960_OPTION = "UCI_Chess960"
-CLUSTER_HINT = ("--cluster needs Dask's distributed package: pip install 'garfish[cluster]' "
-                "(in a checkout: .venv/bin/python -m pip install -e '.[cluster]')")
 
 
 # --------------------------------------------------------------------------- configuration
@@ -205,20 +203,20 @@ def start_engines(specs: list[EngineSpec], slots: int) -> list[list[EngineProces
     return [[engine for engine in pair if engine is not None] for pair in started]
 
 
-def check_chess960(pairs: list[list[EngineProcess]], tasks: list[GameTask]) -> None:
-    """Chess960 openings need engines that declare UCI_Chess960 (raises EngineStartError)."""
+def check_chess960(engines: list[tuple[str, bool]], tasks: list[GameTask]) -> None:
+    """Chess960 openings need engines that declare UCI_Chess960 (engines: (name, declares it); raises
+    EngineStartError)."""
     if not any(task.chess960 for task in tasks):
         return
-    for engine in pairs[0]:
-        if not engine.supports(CHESS960_OPTION):
-            raise EngineStartError(f"engine '{engine.name}' does not declare the {CHESS960_OPTION} option, "
+    for name, chess960 in engines:
+        if not chess960:
+            raise EngineStartError(f"engine '{name}' does not declare the {CHESS960_OPTION} option, "
                                    f"which the Chess960 openings need")
 
 
-def unique_names(engines: list[EngineProcess]) -> None:
-    """Give the two engines different display names (suffix ' 2' when their names are equal)."""
-    if engines[0].name == engines[1].name:
-        engines[1].spec.name = f"{engines[1].name} 2"
+def distinct_names(names: list[str]) -> list[str]:
+    """The two engines' display names, the second getting ' 2' when they are equal."""
+    return [names[0], f"{names[1]} 2"] if names[0] == names[1] else list(names)
 
 
 class GameSink:
@@ -290,14 +288,16 @@ def run_match(config: MatchConfig, tasks: list[GameTask], pgn_out: Optional[Text
     slots = max(1, min(config.concurrency, len(tasks)))
     pairs = start_engines(config.engines, slots)
     try:
-        check_chess960(pairs, tasks)
+        check_chess960([(engine.name, engine.supports(CHESS960_OPTION)) for engine in pairs[0]], tasks)
     except EngineStartError:
         for pair in pairs:
             for engine in pair:
                 engine.close()
         raise
-    unique_names(pairs[0])  # the specs are shared by all slots, so this names every slot's engines
-    state = new_state(config, [pairs[0][0].name, pairs[0][1].name], len(tasks))
+    names = distinct_names([engine.name for engine in pairs[0]])
+    for spec, name in zip(config.engines, names):
+        spec.name = name  # the specs are shared by all slots, so this names every slot's engines
+    state = new_state(config, names, len(tasks))
     queue_: "queue.Queue[GameTask]" = queue.Queue()
     for task in tasks:
         queue_.put(task)
@@ -332,24 +332,14 @@ def run_match(config: MatchConfig, tasks: list[GameTask], pgn_out: Optional[Text
 def run_cluster_match(config: MatchConfig, tasks: list[GameTask], pgn_out: Optional[TextIO], progress: bool,
                       out: Callable[[str], None], address: str, verbose: bool = False) -> MatchState:
     """Play the match on a Dask cluster, one task per opening pair (see garfish.arena.cluster); raises
-    EngineStartError when the engines cannot start on the first worker asked, ClusterError when the
-    cluster cannot be used."""
+    EngineStartError when the cluster cannot be used or the engines cannot start on the first worker asked."""
     from garfish.arena import cluster
 
     specs = [cluster.for_workers(spec) for spec in config.engines]
     with cluster.connect(address, verbose) as client:
-        try:
-            facts = client.submit(cluster.engine_facts, specs, pure=False).result()
-        except cluster.WorkerEngineError as exc:
-            raise EngineStartError(str(exc)) from None
-        if any(task.chess960 for task in tasks):
-            for (name, chess960) in facts:
-                if not chess960:
-                    raise EngineStartError(f"engine '{name}' does not declare the {CHESS960_OPTION} option, "
-                                           f"which the Chess960 openings need")
-        names = [name for name, _ in facts]
-        if names[0] == names[1]:
-            names[1] = f"{names[1]} 2"
+        facts = cluster.probe(client, specs)
+        check_chess960(facts, tasks)
+        names = distinct_names([name for name, _ in facts])
         for spec, name in zip(specs, names):
             spec.name = name  # every worker's engines report under the same names
         state = new_state(config, names, len(tasks))
@@ -363,8 +353,8 @@ def run_cluster_match(config: MatchConfig, tasks: list[GameTask], pgn_out: Optio
                 for pair, games in sorted(pairs.items())]
         results = cluster.stream(client, cluster.play_pair, jobs, "opening pair")
         try:
-            for _, records in results:
-                for record in sorted(records, key=lambda item: item.number):
+            for records in results:  # a pair's games, in game order
+                for record in records:
                     sink.add(record)
                 if state.stop.is_set():
                     break
@@ -474,15 +464,6 @@ def build_config(args: argparse.Namespace) -> MatchConfig:
                        adjudication=adjudication, sprt=sprt, seed=args.seed, event=args.event)
 
 
-def check_cluster(address: str) -> None:
-    """A usable --cluster value with Dask's distributed package installed (ValueError otherwise)."""
-    try:
-        from garfish.arena import cluster
-    except ImportError:
-        raise ValueError(CLUSTER_HINT) from None
-    cluster.check_address(address)
-
-
 def main(argv: Optional[list[str]] = None) -> int:
     """Entry point of `garfish match`."""
     args = build_parser().parse_args(argv)
@@ -518,14 +499,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         return EXIT_USAGE
     try:
         if args.cluster is not None:
-            from garfish.arena.cluster import ClusterError
-
-            try:
-                state = run_cluster_match(config, tasks, pgn_out, not args.no_progress,
-                                          lambda line: print(line, flush=True), args.cluster, args.verbose)
-            except ClusterError as exc:
-                warn(str(exc))
-                return EXIT_ENGINE
+            state = run_cluster_match(config, tasks, pgn_out, not args.no_progress,
+                                      lambda line: print(line, flush=True), args.cluster, args.verbose)
         else:
             state = run_match(config, tasks, pgn_out, not args.no_progress, lambda line: print(line, flush=True))
     except EngineStartError as exc:

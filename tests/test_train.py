@@ -22,7 +22,8 @@ from garfish.engine.network import (
 )
 from garfish.train.cli import main as train_main
 from garfish.train.data import (
-    DataError, Filters, board_of, concatenate, features, load_file, parse_lines, targets, validation_games,
+    DataError, Filters, board_of, concatenate, could_castle, features, load_file, mirrored, parse_lines, targets,
+    validation_games,
 )
 
 PIECE_VALUES = {chess.PAWN: 100, chess.KNIGHT: 300, chess.BISHOP: 300, chess.ROOK: 500, chess.QUEEN: 900}
@@ -158,6 +159,29 @@ def test_features_are_the_networks_active_features_from_the_side_to_move(lines: 
         assert sorted(inputs.us[row, :count].tolist()) == sorted(active_features(board, board.turn))
         assert sorted(inputs.them[row, :count].tolist()) == sorted(active_features(board, not board.turn))
         assert inputs.bucket[row] == output_bucket(count, 8)
+
+
+def test_mirrors_swap_the_wings_and_keep_the_labels(lines: list[str]) -> None:
+    positions = parse_lines(lines)
+    flipped = mirrored(positions)
+    for row in range(len(positions)):
+        board, mirror = board_of(positions, row), board_of(flipped, row)
+        assert mirror.board_fen() == board.transform(chess.flip_horizontal).board_fen()
+        assert mirror.turn == board.turn
+    assert (flipped.score == positions.score).all() and (flipped.result == positions.result).all()
+    assert (mirrored(flipped).pieces == positions.pieces).all()
+
+
+@pytest.mark.parametrize("placement, castle", [
+    ("r3k2r/8/8/8/8/8/8/R3K2R", True),   # both sides could
+    ("4k2r/8/8/8/8/8/8/4K3", True),      # Black's king and h8 rook are home
+    ("r2k3r/8/8/8/8/8/8/R4K1R", False),  # kings moved
+    ("4k3/8/8/8/8/8/8/1R2K1R1", False),  # rooks off their corners
+    ("4k3/8/8/8/8/8/8/R3K2r", True),     # a rook on a1
+])
+def test_could_castle_needs_a_king_and_a_rook_at_home(placement: str, castle: bool) -> None:
+    positions = parse_lines([f"{placement} w - - 0 1;0;a2a3;0.5"])
+    assert could_castle(positions).tolist() == [castle]
 
 
 def test_targets_are_from_the_side_to_move() -> None:

@@ -63,6 +63,7 @@ class TrainConfig:
     val_seed: int = 0
     threads: int = 1
     filters: Filters = field(default_factory=Filters)
+    mirror: bool = False
     cache: Optional[Path] = None
     checkpoint: Optional[Path] = None
     resume: Optional[Path] = None
@@ -108,6 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="drop positions with |SCORE| above this many centipawns; 0 keeps all (default 3000)")
     data.add_argument("--keep-checks", action="store_true", help="keep positions whose side to move is in check")
     data.add_argument("--keep-noisy", action="store_true", help="keep positions whose BEST is a capture or promotion")
+    data.add_argument("--mirror", action="store_true",
+                      help="also train on the file mirror (a-h) of every training position in which no side can castle")
     data.add_argument("--val-fraction", type=float, default=0.05,
                       help="share of the games held out for validation (default 0.05)")
     data.add_argument("--val-seed", type=int, default=0, help="seed of the choice of validation games (default 0)")
@@ -165,7 +168,7 @@ def config_from(args: argparse.Namespace, argv: list[str]) -> tuple[Optional[Tra
         base={name: code for code, name in BASES.items()}[args.base], lam=args.lam, k=args.k, eval_k=args.eval_k, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, lr_final=args.lr_final,
         optimizer=args.optimizer, weight_decay=args.weight_decay, seed=args.seed, val_fraction=args.val_fraction,
         val_seed=args.val_seed, threads=args.threads,
-        filters=Filters(args.keep_checks, args.keep_noisy, args.max_score), cache=cache,
+        filters=Filters(args.keep_checks, args.keep_noisy, args.max_score), mirror=args.mirror, cache=cache,
         checkpoint=args.checkpoint, resume=args.resume, baseline=args.baseline,
         command=" ".join([PROG] + [shlex.quote(arg) for arg in argv]),
     ), ""

@@ -17,7 +17,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
@@ -311,6 +311,32 @@ class Filters:
         dropped += [] if self.keep_noisy else ["BEST a capture or promotion"]
         dropped += [f"|SCORE| > {self.max_score}"] if self.max_score else []
         return "positions dropped: " + (", ".join(dropped) if dropped else "none")
+
+
+# A byte's bits in reverse order: a rank of a bitboard seen in a mirror between the a and h files.
+_BYTE_MIRROR = np.array([int(f"{byte:08b}"[::-1], 2) for byte in range(256)], dtype=np.uint8)
+# The squares a castling right needs: the king on e1 with a rook on a1 or h1 (White), e8 with a8 or h8.
+_CASTLING_SQUARES = ((5, chess.E1, 3, chess.BB_A1 | chess.BB_H1), (11, chess.E8, 9, chess.BB_A8 | chess.BB_H8))
+
+
+def could_castle(positions: Positions) -> np.ndarray:
+    """True where a side may still have a castling right (its king and a rook on their first
+    squares): a file mirror of such a position is not the same game (the files carry no castling
+    right in the data, so the pieces decide)."""
+    possible = np.zeros(len(positions), dtype=bool)
+    for king_plane, king_square, rook_plane, rook_squares in _CASTLING_SQUARES:
+        king_home = (positions.pieces[:, king_plane] & np.uint64(1 << king_square)) != 0
+        rook_home = (positions.pieces[:, rook_plane] & np.uint64(rook_squares)) != 0
+        possible |= king_home & rook_home
+    return possible
+
+
+def mirrored(positions: Positions) -> Positions:
+    """The positions with the a and h files swapped (every bitboard's bytes bit-reversed): the same
+    scores and results when no side can castle (chess is otherwise symmetric between the wings)."""
+    pieces = np.ascontiguousarray(positions.pieces, dtype="<u8")
+    flipped = _BYTE_MIRROR[pieces.view(np.uint8)].view("<u8").reshape(pieces.shape)
+    return replace(positions, pieces=flipped.astype(np.uint64))
 
 
 def validation_games(games: int, fraction: float, seed: int) -> np.ndarray:

@@ -17,8 +17,8 @@ from tqdm import tqdm
 from garfish.engine.network import ACTIVATIONS, BASES, NO_BASE, write_network
 from garfish.train.cli import PROG, TrainConfig
 from garfish.train.data import (
-    DataError, DataFile, Features, Positions, classic_evaluations, concatenate, features, load_file, targets,
-    validation_games,
+    DataError, DataFile, Features, Positions, classic_evaluations, concatenate, could_castle, features, load_file,
+    mirrored, targets, validation_games,
 )
 from garfish.train.model import Architecture, Model, integer_forward, make_batch, quantize
 
@@ -84,13 +84,18 @@ def split_data(config: TrainConfig, positions: Positions) -> tuple[Split, Split]
     """Filter, hold out the validation games, and compute each side's features and targets."""
     keep = config.filters.mask(positions)
     held = np.isin(positions.game, validation_games(positions.games, config.val_fraction, config.val_seed))
+    training = positions.select(keep & ~held)
+    added = ""
+    if config.mirror:
+        copies = mirrored(training.select(~could_castle(training)))
+        training = concatenate([training, copies])
+        added = f" (with {len(copies):,} file mirrors of those that cannot castle)"
     sides = []
-    for chosen in (keep & ~held, keep & held):
-        part = positions.select(chosen)
+    for part in (training, positions.select(keep & held)):
         sides.append(Split(part, features(part, config.buckets, config.base), targets(part, config.lam, config.k)))
     train, val = sides
     say(f"{config.filters.describe()}: {int(keep.sum()):,} of {len(positions):,} kept; "
-        f"{len(train):,} training, {len(val):,} validation positions "
+        f"{len(train):,} training{added}, {len(val):,} validation positions "
         f"({config.val_fraction:g} of the games held out, seed {config.val_seed})")
     if not len(train) or not len(val):
         raise DataError("no training or no validation positions left after the filters and the split")

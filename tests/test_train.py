@@ -368,3 +368,54 @@ def test_the_baseline_scale_is_the_one_that_fits(torch: Any) -> None:
     k, loss = fit_scale(evals, target)
     assert k == pytest.approx(310.0, rel=1e-3) and loss < 1e-9
     assert sigmoid_loss(evals, target, 400.0) > 1e-4
+
+
+def test_merged_networks_evaluate_as_the_mean_of_their_members(torch: Any, data_file: Path, lines: list[str],
+                                                                 tmp_path: Path) -> None:
+    """--merge: the members' accumulators side by side, the output their mean (float), their quantized
+    weights unchanged with QB times their number (integers), engine.network.forward agreeing."""
+    from garfish.train.model import Architecture, Model, integer_forward, make_batch
+
+    paths = [train(data_file, tmp_path / f"m{seed}", "--epochs", "1", "--seed", str(seed), "--base", "classic")
+             for seed in (1, 2, 3)]
+    merged_path = train(data_file, tmp_path / "merged", "--base", "classic",
+                        "--merge", *(str(path.with_suffix(".pt")) for path in paths))
+    members = [read_network(path) for path in paths]
+    merged = read_network(merged_path)
+    assert (merged.hidden, merged.qb, merged.base) == (24, 3 * members[0].qb, CLASSIC_BASE)
+    assert (merged.w1 == np.hstack([m.w1 for m in members])).all()
+    # W2: the members' halves for the side to move, then theirs for the other side.
+    assert (merged.w2[:, 16:24] == members[2].w2[:, :8]).all() and (merged.w2[:, 40:] == members[2].w2[:, 8:]).all()
+    assert merged.b2[0] == sum(m.b2[0] for m in members)
+    assert merged.description.count("member: garfish train") == 3
+    assert merged_path.with_suffix(".png").read_bytes().startswith(b"\x89PNG")
+
+    positions = parse_lines(lines)
+    inputs = features(positions, 1, CLASSIC_BASE)
+    rows = np.arange(len(positions))
+
+    def floats(path: Path) -> np.ndarray:
+        state = torch.load(path.with_suffix(".pt"), weights_only=True)
+        model = Model(Architecture(**state["arch"]))
+        model.load_state_dict(state["model"])
+        with torch.no_grad():
+            return model(make_batch(inputs, rows)).double().numpy() * 400
+
+    mean = np.mean([floats(path) for path in paths], axis=0)
+    assert np.allclose(floats(merged_path), mean, atol=1e-3)
+    ours = integer_forward(merged, inputs, rows).numpy()
+    assert np.abs(ours - mean).max() < 10
+    sample = rows[::50]
+    assert [forward(merged, chess.Board(lines[row].split(";")[0])) for row in sample] == ours[sample].tolist()
+
+
+def test_networks_of_different_options_are_not_merged(torch: Any, data_file: Path, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    small = train(data_file, tmp_path / "small", "--epochs", "1")
+    large = train(data_file, tmp_path / "large", "--epochs", "1", "--hidden", "16")
+    capsys.readouterr()
+    options = [str(data_file), "-o", str(tmp_path / "out"), "--no-cache", "--merge"]
+    assert train_main(options + [str(small.with_suffix(".pt")), str(large.with_suffix(".pt"))]) == 2
+    assert "cannot merge" in capsys.readouterr().err and not (tmp_path / "out").exists()
+    assert train_main(options + [str(small.with_suffix(".pt"))]) == 2
+    assert "two checkpoints or more" in capsys.readouterr().err

@@ -13,6 +13,12 @@ Output, in --output: the network nn-<hash>.gfnn (its description names the data,
 the seed and the losses), its loss curve nn-<hash>.png and its float checkpoint nn-<hash>.pt
 (`--resume` continues from it, or from the checkpoint written after every epoch).
 
+`--merge A.pt B.pt ...` trains nothing: it averages networks trained alike (other seeds) into one,
+their accumulators side by side and its output the mean of theirs (an ensemble in one network:
+it evaluates as one network of their total H), and reports its loss on the data's validation
+positions. In integers it is exact: QB becomes N times the members' QB, so every member keeps
+its quantized weights.
+
 Needs PyTorch: pip install torch==2.13.0, then pip install -e .[train] (in the project folder).
 """
 
@@ -67,6 +73,7 @@ class TrainConfig:
     cache: Optional[Path] = None
     checkpoint: Optional[Path] = None
     resume: Optional[Path] = None
+    merge: list[Path] = field(default_factory=list)
     baseline: bool = False
     command: str = PROG
 
@@ -122,6 +129,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="checkpoint written after every epoch (default OUTPUT/checkpoint.pt)")
     run.add_argument("--resume", type=Path, default=None, metavar="CHECKPOINT",
                      help="continue from a checkpoint (.pt) up to --epochs; the network options must match it")
+    run.add_argument("--merge", type=Path, nargs="+", default=[], metavar="CHECKPOINT",
+                     help="train nothing: average the networks of these checkpoints (.pt, the same options, "
+                          "e.g. other seeds) into one whose accumulators are theirs side by side, and measure it "
+                          "on the data's validation positions")
     run.add_argument("--baseline", action="store_true",
                      help="also measure the hand-written evaluation on the validation positions (its best K)")
     return parser
@@ -151,6 +162,8 @@ def config_from(args: argparse.Namespace, argv: list[str]) -> tuple[Optional[Tra
         (args.lr > 0 and args.lr_final >= 0 and args.weight_decay >= 0, "learning rates and decay must be positive"),
         (0.0 < args.val_fraction < 1.0, "--val-fraction must be between 0 and 1"),
         (args.max_score >= 0, "--max-score must be 0 or more"),
+        (not (args.merge and args.resume), "--merge and --resume exclude each other"),
+        (len(args.merge) != 1, "--merge needs two checkpoints or more"),
     ]
     for ok, message in checks:
         if not ok:
@@ -158,7 +171,7 @@ def config_from(args: argparse.Namespace, argv: list[str]) -> tuple[Optional[Tra
     files = data_files(args.data)
     if not files:
         return None, "no data files (a folder stands for its *.txt and *.txt.gz files)"
-    missing = [str(path) for path in files if not path.is_file()]
+    missing = [str(path) for path in files + args.merge if not path.is_file()]
     if missing:
         return None, f"not a file: {', '.join(missing)}"
     cache = None if args.no_cache else (args.cache or default_cache())
@@ -169,7 +182,7 @@ def config_from(args: argparse.Namespace, argv: list[str]) -> tuple[Optional[Tra
         optimizer=args.optimizer, weight_decay=args.weight_decay, seed=args.seed, val_fraction=args.val_fraction,
         val_seed=args.val_seed, threads=args.threads,
         filters=Filters(args.keep_checks, args.keep_noisy, args.max_score), mirror=args.mirror, cache=cache,
-        checkpoint=args.checkpoint, resume=args.resume, baseline=args.baseline,
+        checkpoint=args.checkpoint, resume=args.resume, merge=args.merge, baseline=args.baseline,
         command=" ".join([PROG] + [shlex.quote(arg) for arg in argv]),
     ), ""
 

@@ -12,6 +12,7 @@ W1 * QA, b1 * QA, W2 * QB and b2 * QA * QB. `clip_` keeps every weight within wh
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -149,3 +150,35 @@ def integer_forward(network: Network, inputs: Features, rows: np.ndarray, chunk:
             score = score + torch.from_numpy(inputs.base[part])
         results.append(score)
     return torch.cat(results) if results else torch.zeros(0, dtype=torch.int64)
+
+
+def merge_models(members: list[Model]) -> Model:
+    """One model whose accumulators are the members' side by side and whose output is the mean of
+    theirs (ValueError unless the members share every option). QB grows with the number of members,
+    so that the merged W2 (each member's divided by that number) quantizes to the members' integers."""
+    first = members[0].arch
+    for member in members[1:]:
+        if member.arch != first:
+            raise ValueError(f"networks of different options: {first} and {member.arch}")
+    count, hidden = len(members), first.hidden
+    merged = Model(dataclasses.replace(first, hidden=hidden * count, qb=first.qb * count))
+    with torch.no_grad():
+        merged.w1.copy_(torch.cat([m.w1 for m in members], dim=1))
+        merged.b1.copy_(torch.cat([m.b1 for m in members]))
+        halves = [m.w2[:, :hidden] for m in members] + [m.w2[:, hidden:] for m in members]
+        merged.w2.copy_(torch.cat(halves, dim=1) / count)
+        merged.b2.copy_(torch.stack([m.b2 for m in members]).mean(dim=0))
+    return merged
+
+
+def merge_networks(members: list[Network], description: str = "") -> Network:
+    """The integer network of merge_models: the members' quantized weights unchanged, side by side,
+    QB times the number of members and b2 their sum (ValueError if it leaves int32)."""
+    first, count = members[0], len(members)
+    halves = [n.w2[:, :n.hidden] for n in members] + [n.w2[:, n.hidden:] for n in members]
+    b2 = np.sum([n.b2.astype(np.int64) for n in members], axis=0)
+    if np.abs(b2).max(initial=0) > INT32_MAX:
+        raise ValueError("the summed output biases leave the int32 range")
+    return Network(first.activation, first.qa, first.qb * count, first.scale,
+                   np.hstack([n.w1 for n in members]), np.concatenate([n.b1 for n in members]),
+                   np.hstack(halves), b2.astype(np.int32), description, first.base)

@@ -14,13 +14,15 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from garfish.engine.network import ACTIVATIONS, BASES, NO_BASE, write_network
+from garfish.engine.network import ACTIVATIONS, BASES, NO_BASE, Network, write_network
 from garfish.train.cli import PROG, TrainConfig
 from garfish.train.data import (
     DataError, DataFile, Features, Positions, classic_evaluations, concatenate, could_castle, features, load_file,
     mirrored, targets, validation_games,
 )
-from garfish.train.model import Architecture, Model, integer_forward, make_batch, quantize
+from garfish.train.model import (
+    Architecture, Model, integer_forward, make_batch, merge_models, merge_networks, quantize,
+)
 
 EVAL_BATCH = 65536
 GOLDEN = (math.sqrt(5) - 1) / 2
@@ -196,17 +198,20 @@ def resume(path: Path, model: Model, optimizer: torch.optim.Optimizer) -> tuple[
     return int(state["epoch"]), state["history"], str(state["command"])
 
 
-def plot_losses(path: Path, history: dict[str, list[float]], title: str, reference: Optional[float]) -> None:
-    """The loss curve: training and validation loss per epoch (and the baseline's, if measured)."""
+def plot_losses(path: Path, curves: dict[str, list[float]], title: str, reference: Optional[float],
+                levels: Optional[dict[str, float]] = None) -> None:
+    """The loss curve: each named curve per epoch (training, validation; a merge's members), each
+    named level as a line (a merged network's loss), and the baseline's loss if measured."""
     import matplotlib
 
     matplotlib.use("Agg")
     from matplotlib import pyplot, ticker
 
     figure, axes = pyplot.subplots(figsize=(7, 4.5))
-    epochs = range(1, len(history["train"]) + 1)
-    axes.plot(epochs, history["train"], marker=".", label="training")
-    axes.plot(epochs, history["val"], marker=".", label="validation")
+    for label, values in curves.items():
+        axes.plot(range(1, len(values) + 1), values, marker=".", label=label)
+    for label, value in (levels or {}).items():
+        axes.axhline(value, color="black", label=label)
     if reference is not None:
         axes.axhline(reference, color="grey", linestyle="--", label="hand-written evaluation (validation)")
     axes.set_xlabel("epoch")
@@ -237,7 +242,8 @@ def describe(config: TrainConfig, sources: list[DataFile], arch: Architecture, s
         f"data: {data}",
         f"{config.filters.describe()}; validation: {config.val_fraction:g} of the games (seed {config.val_seed}); "
         f"{sizes[0]:,} training and {sizes[1]:,} validation positions",
-        "command: " + commands[0] + "".join(f"; resumed by: {command}" for command in commands[1:]),
+        "command: " + commands[0] + "".join(f"; {'member' if config.merge else 'resumed by'}: {command}"
+                                            for command in commands[1:]),
         f"seed {config.seed}, lambda {config.lam:g}, K {config.k:g}, evaluation scale {config.eval_k:g}, epochs {config.epochs}, "
         f"batch {config.batch_size}, {config.optimizer} lr {config.lr:g} to {config.lr_final:g} (cosine), weight decay "
         f"{config.weight_decay if config.optimizer == 'adamw' else 0:g}, threads {config.threads}",
@@ -248,12 +254,14 @@ def describe(config: TrainConfig, sources: list[DataFile], arch: Architecture, s
 
 def finish(config: TrainConfig, sources: list[DataFile], model: Model, optimizer: torch.optim.Optimizer,
            splits: tuple[Split, Split], history: dict[str, list[float]], commands: list[str],
-           reference: Optional[float]) -> Path:
-    """Quantize the model, write the network, its checkpoint and loss curve (with the baseline's
-    loss, if measured), report the quantization's effect; the network's path."""
+           reference: Optional[float], network: Optional[Network] = None,
+           members: Optional[list[dict[str, list[float]]]] = None) -> Path:
+    """Quantize the model (unless its integer network is given), write the network, its checkpoint
+    and loss curve (with the baseline's loss, if measured; a merge's shows its members' curves),
+    report the quantization's effect; the network's path."""
     train, val = splits
     float_evals = predict(model, val)
-    network = quantize(model)
+    network = network or quantize(model)
     quantized_evals = integer_forward(network, val.inputs, np.arange(len(val))).double().numpy()
     quantized_loss = sigmoid_loss(quantized_evals, val.target, config.eval_k)
     losses = (history["train"][-1], history["val"][-1], quantized_loss)
@@ -262,7 +270,13 @@ def finish(config: TrainConfig, sources: list[DataFile], model: Model, optimizer
     config.output.mkdir(parents=True, exist_ok=True)
     path = write_network(network, config.output)
     save_checkpoint(path.with_suffix(".pt"), model, optimizer, len(history["val"]), history, commands[0])
-    plot_losses(path.with_suffix(".png"), history, f"{path.name}: {summary(model.arch)}", reference)
+    title = f"{path.name}: {summary(model.arch)}"
+    if members:
+        curves = {f"member {number} (validation)": member["val"] for number, member in enumerate(members, 1)}
+        plot_losses(path.with_suffix(".png"), curves, title, reference, {"merged network (validation)": losses[1]})
+    else:
+        plot_losses(path.with_suffix(".png"), {"training": history["train"], "validation": history["val"]}, title,
+                    reference)
     difference = np.abs(quantized_evals - float_evals)
     say(f"quantized against float evaluation on the validation positions: mean |difference| "
         f"{difference.mean():.2f} cp, max {difference.max():.1f} cp")
@@ -282,6 +296,8 @@ def run(config: TrainConfig) -> int:
     except DataError as error:
         print(f"{PROG}: {error}", file=sys.stderr)
         return 2
+    if config.merge:
+        return merge(config, sources, (train, val))
     torch.manual_seed(config.seed)
     model = Model(Architecture(config.hidden, config.buckets, config.activation, config.qa, config.qb, config.scale,
                                config.base))
@@ -316,5 +332,40 @@ def run(config: TrainConfig) -> int:
     if reference is not None:
         say(f"hand-written evaluation: validation loss {reference:.6f} at its best K'")
     say(f"loss curve {path.with_suffix('.png')}, checkpoint {path.with_suffix('.pt')}")
+    say(str(path))
+    return 0
+
+
+def merge(config: TrainConfig, sources: list[DataFile], splits: tuple[Split, Split]) -> int:
+    """--merge: the members' networks as one (train.model.merge_models), measured and written as a
+    trained one is; 0 on success, 2 for a checkpoint that cannot be read or merged."""
+    train, val = splits
+    models, histories, commands = [], [], []
+    try:
+        for path in config.merge:
+            state = torch.load(path, weights_only=True)
+            model = Model(Architecture(**state["arch"]))
+            model.load_state_dict(state["model"])
+            models.append(model)
+            histories.append(state["history"])
+            commands.append(str(state["command"]))
+        merged = merge_models(models)
+        network = merge_networks([quantize(model) for model in models])
+    except (ValueError, OSError, KeyError, TypeError, RuntimeError) as error:
+        print(f"{PROG}: cannot merge {path if len(models) < len(config.merge) else 'the checkpoints'}: {error}",
+              file=sys.stderr)
+        return 2
+    eval_k = config.eval_k if config.eval_k is not None else evaluation_scale(config, train)
+    config = dataclasses.replace(config, eval_k=eval_k)
+    reference = baseline(config, val)[1] if config.baseline else None
+    for number, (path, history) in enumerate(zip(config.merge, histories), 1):
+        say(f"member {number}: {path}, validation loss {history['val'][-1]:.6f} after {len(history['val'])} epoch(s)")
+    history = {"train": [sigmoid_loss(predict(merged, train), train.target, eval_k)],
+               "val": [sigmoid_loss(predict(merged, val), val.target, eval_k)]}
+    say(f"merged {len(models)} networks into {summary(merged.arch)}, QB {merged.arch.qb}")
+    path = finish(config, sources, merged, make_optimizer(config, merged), splits, history,
+                  [config.command] + commands, reference, network, histories)
+    if reference is not None:
+        say(f"hand-written evaluation: validation loss {reference:.6f} at its best K'")
     say(str(path))
     return 0

@@ -127,3 +127,21 @@ def test_missing_shared_data_skips_for_users_and_fails_under_ci(tmp_path: Path, 
     else:
         assert proc.returncode == 0, proc.stdout
         assert "4 skipped" in proc.stdout and "shared test data not found" in proc.stdout
+
+
+def test_clock_left_replays_each_players_clock_from_the_move_times(tmp_path: Path) -> None:
+    pgn = tmp_path / "games.pgn"
+    pgn.write_text(
+        '[White "A"]\n[Black "B"]\n[Result "0-1"]\n[TimeControl "10+0.1"]\n[ResultReason "checkmate"]\n\n'
+        "1. f3 { +0.10/5 1.500s } 1... e5 { -0.10/5 0.250s } 2. g4 { -1.00/4 2.000s } "
+        "2... Qh4# { +M1/3 0.100s } 0-1\n\n"
+        '[White "B"]\n[Black "A"]\n[Result "1-0"]\n[TimeControl "10+0.1"]\n[ResultReason "time forfeit"]\n\n'
+        "1. e4 { +0.20/5 0.500s } 1... e5 { +0.00/5 12.000s } 1-0\n\n"
+        '[White "A"]\n[Black "B"]\n[Result "1/2-1/2"]\n[TimeControl "40/60"]\n\n1. e4 { 1.000s } 1/2-1/2\n\n')
+    proc = run_script("clock_left.py", str(pgn))
+    assert proc.returncode == 0, proc.stderr
+    # A: 10 - 1.5 + 0.1 - 2.0 + 0.1 = 6.70 s; B: 10 - 0.25 + 0.1 - 0.1 + 0.1 = 9.85 s.
+    assert "A: clock left at the end median 6.70 s, least 6.70 s, 1.750 s a move on average, over 1 games" in proc.stdout
+    assert "B: clock left at the end median 9.85 s, least 9.85 s, 0.175 s a move on average, over 1 games" in proc.stdout
+    assert "(2 games left out" in proc.stdout
+    assert run_script("clock_left.py", str(tmp_path / "missing.pgn")).returncode == 1

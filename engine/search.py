@@ -29,7 +29,7 @@ from garfish.engine.movepick import (
 )
 from garfish.engine.see import see_ge_kernel
 from garfish.engine.skill import SKILL_MULTIPV, Skill
-from garfish.engine.timeman import time_budget
+from garfish.engine.timeman import soft_limit, time_budget
 from garfish.engine.tt import (
     BOUND_MASK, BOUND_SHIFT, DEPTH_MASK, DEPTH_SHIFT, MOVE_MASK, SCORE_MASK, SCORE_SHIFT, VALUE_OFFSET,
     TranspositionTable, unpack,
@@ -64,7 +64,6 @@ DELTA_MARGIN = 200         # quiescence delta pruning margin
 SEE_QUIET_MARGIN = 60      # quiet moves losing more than margin * depth by SEE are pruned
 SINGLE_MOVE_DEPTH = 4      # with one legal move, a timed search stops at this depth
 MATE_EXTRA_DEPTH = 4       # plies searched past a found mate before stopping
-SOFT_STOP_SHARE = 0.6      # don't start an iteration after this share of the optimum time
 TB_ROOT_TIME_SHARE = 0.5   # ranking the root moves by DTZ gives up (for WDL) past this share of the hard limit
 TB_DEPTH_BONUS = 6         # a tablebase score goes to the TT this much deeper than the node (Stockfish's)
 TB_CP = 20000              # a tablebase win shows as TB_CP - plies to it, in centipawns (as Stockfish shows it)
@@ -181,6 +180,7 @@ class Searcher:
         self._optimum: Optional[float] = None
         self._maximum: Optional[float] = None
         self._stop_on_ponderhit = False  # a pondering search that has used its soft limit
+        self._last_score: Optional[int] = None  # the last clock search's score (the time manager's falling eval)
         self._next_poll = POLL_INTERVAL
         self._poll_interval = POLL_INTERVAL
         self._node_limit = 0
@@ -201,6 +201,7 @@ class Searcher:
             self.helpers.clear()
         self.tt.clear()
         self.history.clear()
+        self._last_score = None
 
     def set_evaluator(self, evaluator: Optional[NetworkEvaluator]) -> None:
         """Evaluate with this network from the next search on (None: the hand-written evaluation),
@@ -340,7 +341,8 @@ class Searcher:
         max_depth = min(limits.depth, MAX_PLY - 1) if limits.depth else MAX_PLY - 1
         timed = self._maximum is not None
         # With a fixed movetime the whole budget is ours: only a clock asks to save time.
-        soft_share = 1.0 if limits.movetime is not None else SOFT_STOP_SHARE
+        clock = timed and limits.movetime is None
+        best_changes = 0.0  # recent changes of the best move between iterations (halved every iteration)
         # Until depth 1 completes, the fallback is the move the picker would try first.
         root_key = zobrist(root)
         tt_entry = self.tt.probe(root_key)
@@ -402,6 +404,7 @@ class Searcher:
                 # The root's TT entry now holds the last line's move: give line 1's back to the next depth.
                 self.tt.store(root_key, *unpack(root_entry))
             lines = done
+            best_changes = best_changes / 2 + (depth_done > 0 and done[0].pv[0] != best_move)
             depth_done = depth
             self._completed_depth = depth
             pv = lines[0].pv
@@ -420,7 +423,11 @@ class Searcher:
                 break
             if timed:
                 elapsed = time.perf_counter() - self._start
-                enough = ((self._optimum is not None and elapsed > self._optimum * soft_share)
+                soft = self._optimum
+                if clock and soft is not None:
+                    drop = 0 if self._last_score is None else self._last_score - best_score
+                    soft = soft_limit(soft, best_changes, drop)
+                enough = ((soft is not None and elapsed > soft)
                           or (len(legal) == 1 and depth >= SINGLE_MOVE_DEPTH))
                 if self.pondering:
                     # Pondering goes on; a ponderhit will stop it at once (Stockfish's stopOnPonderhit).
@@ -435,6 +442,8 @@ class Searcher:
             if self._node_limit and self.nodes >= self._node_limit:
                 break
 
+        if clock and depth_done:
+            self._last_score = best_score
         if skill is not None and lines:
             chosen = lines[skill.choose([line.score for line in lines], self.rng)]
             best_move, best_score, pv = chosen.pv[0], chosen.score, chosen.pv

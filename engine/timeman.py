@@ -8,11 +8,21 @@ import chess
 
 from garfish.engine.types import Limits
 
-MOVE_HORIZON = 35          # moves assumed left when the clock has no moves-to-go
+MOVE_HORIZON = 30          # moves assumed left when the clock has no moves-to-go
 INCREMENT_SHARE = 0.8      # part of the increment spent on this move
 MAX_STRETCH = 4.0          # the hard limit may reach this multiple of the optimum
 MAX_CLOCK_SHARE = 0.7      # ... but never more than this part of the clock
 MIN_THINK = 0.005          # seconds: never plan less than this
+# Between iterations of a clock search: no new iteration once the time spent passes
+#   optimum * SOFT_SHARE * (1 + INSTABILITY * best-move changes) * falling-score factor,
+# the changes counting 1 per iteration whose best move differed from the last one's, halved at
+# every iteration (Stockfish's totBestMoveChanges), and the falling-score factor being
+# 1 + (previous move's score - this score) / FALLING_CP, within FALLING_RANGE (as Stockfish's
+# fallingEval: think longer when things get worse, a little less when they get better).
+SOFT_SHARE = 0.7
+INSTABILITY = 1.0
+FALLING_CP = 200.0
+FALLING_RANGE = (0.8, 1.5)
 
 
 def time_budget(limits: Limits, turn: chess.Color) -> tuple[Optional[float], Optional[float]]:
@@ -39,3 +49,11 @@ def time_budget(limits: Limits, turn: chess.Color) -> tuple[Optional[float], Opt
         maximum = usable * MAX_CLOCK_SHARE
     optimum = min(optimum, maximum)
     return max(MIN_THINK, optimum), max(MIN_THINK, maximum)
+
+
+def soft_limit(optimum: float, best_changes: float, score_drop: float) -> float:
+    """Seconds after which a clock search starts no new iteration (see SOFT_SHARE); score_drop is the
+    previous move's score less this iteration's, in centipawns (0 when there is no previous move)."""
+    low, high = FALLING_RANGE
+    falling = min(max(1.0 + score_drop / FALLING_CP, low), high)
+    return optimum * SOFT_SHARE * (1.0 + INSTABILITY * best_changes) * falling

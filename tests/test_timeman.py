@@ -43,3 +43,16 @@ def test_moves_to_go_spends_more_per_move_with_fewer_moves_left() -> None:
     assert few > many
     last, last_max = time_budget(Limits(wtime=10.0, movestogo=1, move_overhead=0.03), chess.WHITE)
     assert last_max == pytest.approx(0.7 * 9.97)
+
+
+def test_soft_limit_grows_with_an_unstable_best_move_and_a_falling_score() -> None:
+    from garfish.engine.timeman import FALLING_RANGE, SOFT_SHARE, soft_limit
+
+    calm = soft_limit(1.0, 0.0, 0)
+    assert calm == pytest.approx(SOFT_SHARE)
+    assert soft_limit(1.0, 1.5, 0) > soft_limit(1.0, 0.5, 0) > calm
+    assert soft_limit(1.0, 0.0, 100) > calm > soft_limit(1.0, 0.0, -100)
+    # The score factor is clamped: a lost mate or a found one moves the limit only so far.
+    assert soft_limit(1.0, 0.0, 30000) == pytest.approx(SOFT_SHARE * FALLING_RANGE[1])
+    assert soft_limit(1.0, 0.0, -30000) == pytest.approx(SOFT_SHARE * FALLING_RANGE[0])
+    assert soft_limit(2.0, 1.0, 50) == pytest.approx(2 * soft_limit(1.0, 1.0, 50))

@@ -12,7 +12,7 @@ import pytest
 
 import garfish.engine.evalfile as evalfile
 from conftest import ENGINE_CMD, ROOT
-from garfish.engine.network import HEADER, encode_network, write_network
+from garfish.engine.network import HEADER, encode_network, forward, network_name, read_network, write_network
 from test_nnue import constant_network, material_network
 from test_uci_engine import Session, errors, session  # noqa: F401 (session: the fixture of a started engine)
 
@@ -148,3 +148,18 @@ def test_a_real_engine_searches_with_the_network_python_chess_sets(network_file:
         engine.configure({"EvalFile": "<classic>"})
         info = engine.analyse(chess.Board(), chess.engine.Limit(depth=1))
         assert info["score"].relative != chess.engine.Cp(-1234)
+
+
+def test_every_shipped_network_loads_under_its_hash_and_says_how_it_was_made() -> None:
+    shipped = sorted(evalfile.NETS_DIR.glob("*.gfnn"))
+    for path in shipped:
+        network = read_network(path)
+        assert path.name == network_name(path.read_bytes()), path
+        assert path.stat().st_size < 4_000_000 and path.name in (evalfile.NETS_DIR / "README.md").read_text()
+        assert "command: garfish train" in network.description and "sha256" in network.description
+        evaluator = evalfile.load_evaluator(path.name)
+        assert evaluator is not None
+        for fen in (chess.STARTING_FEN, "r1bq1rk1/pp2bppp/2n1pn2/3p4/2PP4/2N1PN2/PP3PPP/R2QKB1R w KQ - 1 9"):
+            board = chess.Board(fen)
+            assert evaluator.evaluate(board) == forward(network, board)
+            assert evaluator.evaluate(board.mirror()) == evaluator.evaluate(board)

@@ -38,6 +38,11 @@ class TimeControl:
     margin: float = 0.0  # seconds of tolerance before a move is a time loss
     stall_timeout: float = DEFAULT_STALL_TIMEOUT
 
+    def clock_after(self, clock: float, elapsed: float) -> float:
+        """A clock after a move that took `elapsed` seconds: the time comes off (never below 0), the
+        increment goes on."""
+        return max(0.0, clock - elapsed) + self.increment
+
     def pgn(self) -> str:
         """The PGN TimeControl tag."""
         if self.kind == "clock":
@@ -325,7 +330,7 @@ def play_game(task: GameTask, engines: list[EngineProcess], tc: TimeControl, adj
             break
         ponder[mover].add(played.elapsed, played.ponderhit, clocks[mover] if tc.kind == "clock" else None)
         if tc.kind == "clock":
-            clocks[mover] = max(0.0, clocks[mover] - played.elapsed) + tc.increment
+            clocks[mover] = tc.clock_after(clocks[mover], played.elapsed)
         comments.append(move_comment(played.info, mover, played.elapsed, played.ponderhit))
         board.push(played.move)
         outcome = board.outcome(claim_draw=True)

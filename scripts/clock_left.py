@@ -3,9 +3,9 @@
     python scripts/clock_left.py GAMES.pgn [MORE.pgn ...]
 
 For a game with a clock time control (the TimeControl tag, `BASE+INC` in seconds) each player's
-clock is replayed move by move from the times in the move comments (`{ +0.25/9 0.395s }`): the
-time used comes off and the increment goes on, as `garfish match` keeps it. Games lost on time
-are left out, as the match report leaves them out. Prints, per player, the games, the median and
+clock is replayed move by move from the times in the move comments (`{ +0.25/9 0.395s }`) as
+`garfish match` keeps it (TimeControl.clock_after). Forfeited games (lost on time, by an illegal
+move or a crash) are left out, as the match report leaves them out. Prints, per player, the games, the median and
 the least clock left at the end, and the mean time per move. A match's JSON report gives the same
 figure; this script gives it for a match stopped before its end, which writes none.
 """
@@ -23,17 +23,22 @@ from typing import Optional
 import chess
 import chess.pgn
 
+from garfish.arena.game import PGN_TERMINATION, TimeControl
+from garfish.arena.match import parse_tc
+
 TIME = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)s\b")
-TIME_CONTROL = re.compile(r"^(\d+(?:\.\d+)?)\+(\d+(?:\.\d+)?)$")
 
 
 def clocks_left(game: chess.pgn.Game) -> Optional[dict[str, tuple[float, int, float]]]:
     """{player: (clock left, moves, time used)} at the game's end, or None for a game without a
-    clock time control, with a move whose time is missing, or lost on time."""
-    control = TIME_CONTROL.match(game.headers.get("TimeControl", ""))
-    if not control or "time" in game.headers.get("Termination", "") + game.headers.get("ResultReason", ""):
+    clock time control, with a move whose time is missing, or forfeited."""
+    if game.headers.get("Termination") in PGN_TERMINATION.values():
         return None
-    base, increment = float(control.group(1)), float(control.group(2))
+    try:
+        base, increment = parse_tc(game.headers.get("TimeControl", ""))
+    except ValueError:
+        return None
+    tc = TimeControl("clock", base=base, increment=increment)
     names = {chess.WHITE: game.headers.get("White", "?"), chess.BLACK: game.headers.get("Black", "?")}
     clock = {chess.WHITE: base, chess.BLACK: base}
     moves = {chess.WHITE: 0, chess.BLACK: 0}
@@ -45,7 +50,7 @@ def clocks_left(game: chess.pgn.Game) -> Optional[dict[str, tuple[float, int, fl
         if not found:
             return None
         elapsed = float(found.group(1))
-        clock[mover] = max(0.0, clock[mover] - elapsed) + increment
+        clock[mover] = tc.clock_after(clock[mover], elapsed)
         moves[mover] += 1
         used[mover] += elapsed
         board.push(node.move)
@@ -82,7 +87,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         print(f"{name}: clock left at the end median {statistics.median(values):.2f} s, least {min(values):.2f} s, "
               f"{statistics.mean(per_move[name]):.3f} s a move on average, over {len(values)} games")
     if skipped:
-        print(f"({skipped} games left out: no clock time control, a move without its time, or lost on time)")
+        print(f"({skipped} games left out: no clock time control, a move without its time, or forfeited)")
     return 0
 
 

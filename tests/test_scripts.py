@@ -135,7 +135,8 @@ def test_clock_left_replays_each_players_clock_from_the_move_times(tmp_path: Pat
         '[White "A"]\n[Black "B"]\n[Result "0-1"]\n[TimeControl "10+0.1"]\n[ResultReason "checkmate"]\n\n'
         "1. f3 { +0.10/5 1.500s } 1... e5 { -0.10/5 0.250s } 2. g4 { -1.00/4 2.000s } "
         "2... Qh4# { +M1/3 0.100s } 0-1\n\n"
-        '[White "B"]\n[Black "A"]\n[Result "1-0"]\n[TimeControl "10+0.1"]\n[ResultReason "time forfeit"]\n\n'
+        '[White "B"]\n[Black "A"]\n[Result "1-0"]\n[TimeControl "10+0.1"]\n[Termination "time forfeit"]\n'
+        '[ResultReason "Black (A) loses on time: e5 took 12.000 s with 10.000 s left (margin 0 ms)"]\n\n'
         "1. e4 { +0.20/5 0.500s } 1... e5 { +0.00/5 12.000s } 1-0\n\n"
         '[White "A"]\n[Black "B"]\n[Result "1/2-1/2"]\n[TimeControl "40/60"]\n\n1. e4 { 1.000s } 1/2-1/2\n\n')
     proc = run_script("clock_left.py", str(pgn))

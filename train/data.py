@@ -316,7 +316,8 @@ class Filters:
 # A byte's bits in reverse order: a rank of a bitboard seen in a mirror between the a and h files.
 _BYTE_MIRROR = np.array([int(f"{byte:08b}"[::-1], 2) for byte in range(256)], dtype=np.uint8)
 # The squares a castling right needs: the king on e1 with a rook on a1 or h1 (White), e8 with a8 or h8.
-_CASTLING_SQUARES = ((5, chess.E1, 3, chess.BB_A1 | chess.BB_H1), (11, chess.E8, 9, chess.BB_A8 | chess.BB_H8))
+_CASTLING_SQUARES = ((PLANES.index(b"K"), chess.E1, PLANES.index(b"R"), chess.BB_A1 | chess.BB_H1),
+                     (PLANES.index(b"k"), chess.E8, PLANES.index(b"r"), chess.BB_A8 | chess.BB_H8))
 
 
 def could_castle(positions: Positions) -> np.ndarray:

@@ -355,8 +355,8 @@ def merge(config: TrainConfig, sources: list[DataFile], splits: tuple[Split, Spl
         print(f"{PROG}: cannot merge {path if len(models) < len(config.merge) else 'the checkpoints'}: {error}",
               file=sys.stderr)
         return 2
-    eval_k = config.eval_k if config.eval_k is not None else evaluation_scale(config, train)
-    config = dataclasses.replace(config, eval_k=eval_k)
+    config = dataclasses.replace(config, eval_k=evaluation_scale(config, train))
+    eval_k = config.eval_k
     reference = baseline(config, val)[1] if config.baseline else None
     for number, (path, history) in enumerate(zip(config.merge, histories), 1):
         say(f"member {number}: {path}, validation loss {history['val'][-1]:.6f} after {len(history['val'])} epoch(s)")

@@ -38,7 +38,8 @@ of finished pairs, LOS (normal approximation over W and L), and with --sprt the 
 for logistic Elo on the pentanomial of finished pairs (fishtest's LLR_logistic: the exact
 maximum-likelihood ratio of the multinomial model, see arena.stats); the match stops when the
 LLR leaves [ln(beta/(1-alpha)), ln((1-beta)/alpha)]. Games already running when a decision
-falls are finished and counted.
+falls are finished and counted. With --sprt-play-on the match plays all --games and the report
+gives the first decision and the number of games it took, beside the final LLR.
 """
 
 from __future__ import annotations
@@ -397,6 +398,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--report", type=Path, metavar="FILE.json", help="write the summary as JSON")
     parser.add_argument("--sprt", nargs="*", metavar="KEY=VALUE",
                         help="sequential test: elo0=0 elo1=10 alpha=0.05 beta=0.05 (defaults shown)")
+    parser.add_argument("--sprt-play-on", action="store_true",
+                        help="with --sprt: play all --games; the report says after how many games it decided")
     parser.add_argument("--seed", type=int, help="seed for the opening order (default: random)")
     parser.add_argument("--plot", type=Path, metavar="FILE.png", help="plot Elo and its interval (needs matplotlib)")
     parser.add_argument("--resign-score", type=int, metavar="CP", help="resign adjudication threshold (centipawns)")
@@ -459,7 +462,11 @@ def build_config(args: argparse.Namespace) -> MatchConfig:
         if args.draw_score < 0 or args.draw_moves < 1:
             raise ValueError("--draw-score must not be negative and --draw-moves must be at least 1")
         adjudication.draw_score, adjudication.draw_moves = args.draw_score, args.draw_moves
+    if args.sprt_play_on and args.sprt is None:
+        raise ValueError("--sprt-play-on needs --sprt")
     sprt = parse_sprt(args.sprt) if args.sprt is not None else None
+    if sprt is not None:
+        sprt.play_on = args.sprt_play_on
     return MatchConfig(engines=engines, tc=tc, games=args.games, concurrency=args.concurrency,
                        adjudication=adjudication, sprt=sprt, seed=args.seed, event=args.event)
 

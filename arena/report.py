@@ -24,6 +24,16 @@ class SprtConfig:
     elo1: float
     alpha: float
     beta: float
+    play_on: bool = False  # keep playing to the end after the decision (it is kept in `decided`)
+
+
+@dataclass
+class SprtDecision:
+    """The first time the LLR left its bounds."""
+
+    decision: str
+    games: int
+    llr: float
 
 
 @dataclass
@@ -52,6 +62,7 @@ class MatchState:
     errors: list[str] = field(default_factory=list)
     abort: threading.Event = field(default_factory=threading.Event)
     sprt_result: Optional[stats.SprtResult] = None
+    sprt_decided: Optional[SprtDecision] = None
     ponder: tuple[bool, bool] = (False, False)  # which engines ponder
 
     def wdl(self) -> tuple[int, int, int]:
@@ -69,7 +80,7 @@ class MatchState:
         return None
 
     def add(self, record: GameRecord) -> None:
-        """Count a finished game (call with the lock held); sets `stop` when the SPRT decides."""
+        """Count a finished game (call with the lock held); sets `stop` when the SPRT decides (unless play_on)."""
         self.records.append(record)
         points = self.pair_points.setdefault(record.pair, [])
         points.append(record.engine1_points())
@@ -81,7 +92,10 @@ class MatchState:
         if self.sprt_config is not None:
             config = self.sprt_config
             self.sprt_result = stats.sprt(self.pentanomial, config.elo0, config.elo1, config.alpha, config.beta)
-            if self.sprt_result.decision is not None:
+            decision = self.sprt_result.decision
+            if decision is not None and self.sprt_decided is None:
+                self.sprt_decided = SprtDecision(decision, len(self.records), self.sprt_result.llr)
+            if decision is not None and not config.play_on:
                 self.stop.set()
 
     def fail(self, message: str) -> None:
@@ -151,6 +165,7 @@ def summary_dict(state: MatchState) -> dict[str, Any]:
         summary["sprt"] = {**asdict(state.sprt_config), "llr": result.llr if result else 0.0,
                            "lower_bound": lower, "upper_bound": upper,
                            "decision": result.decision if result else None,
+                           "decided": asdict(state.sprt_decided) if state.sprt_decided else None,
                            "model": "logistic-Elo GSPRT approximation on the pentanomial"}
     return summary
 
@@ -182,6 +197,10 @@ def print_summary(state: MatchState, out: Callable[[str], None]) -> None:
         verdict = {"H1": "H1 accepted", "H0": "H0 accepted"}.get(sprt["decision"], "no decision")
         out(f"SPRT elo0={sprt['elo0']:g} elo1={sprt['elo1']:g} alpha={sprt['alpha']:g} beta={sprt['beta']:g}: "
             f"LLR {sprt['llr']:+.3f} bounds [{sprt['lower_bound']:+.3f}, {sprt['upper_bound']:+.3f}]: {verdict}")
+        decided = sprt["decided"]
+        if sprt["play_on"] and decided:
+            out(f"SPRT first decided after {decided['games']} games: {decided['decision']} accepted "
+                f"(LLR {decided['llr']:+.3f}); the match played on to {games} games")
     for name in names:
         counts = summary["forfeits"][name]
         out(f"Forfeits {name}: " + ", ".join(f"{kind} {counts[kind]}" for kind in FORFEIT_KINDS))

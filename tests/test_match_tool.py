@@ -235,6 +235,31 @@ def test_sprt_stops_early(tmp_path: Path, strong_first: bool, decision: str) -> 
     assert f"{decision} accepted" in proc.stdout
 
 
+def test_sprt_play_on_plays_every_game_and_keeps_the_first_decision(tmp_path: Path) -> None:
+    """With --sprt-play-on the match goes on to --games; the report says when the SPRT first decided."""
+    report = tmp_path / "report.json"
+    proc = run_match("--engine", scripted("--score", "900"), "name=strong",
+                     "--engine", scripted("--score", "-900"), "name=weak", "--nodes", "1", "--games", "24",
+                     "--resign-score", "500", "--resign-moves", "1",
+                     "--sprt", "elo0=0", "elo1=200", "--sprt-play-on", "--report", str(report))
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(report.read_text())
+    assert data["games"] == 24
+    sprt = data["sprt"]
+    assert sprt["play_on"] is True
+    assert sprt["decided"]["decision"] == "H1" and sprt["decided"]["games"] == 16  # as when it stops there
+    assert sprt["decided"]["llr"] >= sprt["upper_bound"]
+    assert sprt["llr"] > sprt["decided"]["llr"]  # eight more wins
+    assert "SPRT first decided after 16 games: H1 accepted" in proc.stdout
+
+
+def test_sprt_play_on_without_sprt_is_refused() -> None:
+    """--sprt-play-on alone is an error with a message, not a silent no-op."""
+    proc = run_match("--engine", "cmd=x", "--engine", "cmd=y", "--nodes", "1", "--games", "2", "--sprt-play-on")
+    assert proc.returncode != 0
+    assert "--sprt-play-on needs --sprt" in proc.stderr
+
+
 def test_pgn_openings_use_the_final_position(tmp_path: Path) -> None:
     """PGN openings start from the final position of each book game."""
     book = tmp_path / "book.pgn"

@@ -1,7 +1,7 @@
 """Calibrate UCI_Elo: play Garfish at each setting against Stockfish's own UCI_Elo ladder.
 
     python scripts/calibrate.py OUT_DIR [--elos 1000,1400,1700,2000,2200] [--games 40]
-        [--tc 10+0.1] [--stockfish /usr/games/stockfish] [--seed 12] [--concurrency 1]
+        [--tc 10+0.1] [--stockfish /usr/games/stockfish] [--seed 12] [--concurrency 1] [--full-strength]
 
 For every setting E, `garfish match` plays Garfish (UCI_LimitStrength, UCI_Elo E) against
 Stockfish with UCI_LimitStrength and UCI_Elo clamped to the range Stockfish accepts (1350-2850
@@ -9,6 +9,10 @@ in 15.1), both with Move Overhead 100 ms, from noob_3moves openings, and writes
 OUT_DIR/elo-E.json and .pgn. `garfish rating`'s estimate (arena.stats.rating_on_scale) then places the setting on Stockfish's scale.
 A setting whose report exists is not played again, so an interrupted run resumes. Prints a
 Markdown table "setting | opponent | W D L | measured rating [95% interval]".
+
+With --full-strength Garfish plays with its default options (no strength limit) against
+Stockfish at each of --elos (OUT_DIR/full-E.json and .pgn): the rows give the rating each level
+alone implies, and a last row the rating from all levels together (`garfish rating`'s estimate).
 """
 
 from __future__ import annotations
@@ -39,35 +43,65 @@ def opponent_elo(elo: int) -> int:
 
 
 def play(elo: int, args: argparse.Namespace, out: Path) -> Path:
-    """Play the match of one setting unless its report exists; the report's path."""
-    report = out / f"elo-{elo}.json"
+    """Play the match of one setting (or, with --full-strength, against one Stockfish level) unless
+    its report exists; the report's path."""
+    stem = f"full-{elo}" if args.full_strength else f"elo-{elo}"
+    report = out / f"{stem}.json"
     if report.exists():
         return report
     sf = opponent_elo(elo)
-    partial = out / f"elo-{elo}.partial.json"
+    partial = out / f"{stem}.partial.json"
+    if args.full_strength:
+        player = ["name=Garfish"]
+    else:
+        player = [f"name=Garfish{elo}", "option.UCI_LimitStrength=true", f"option.UCI_Elo={elo}",
+                  "option.Move Overhead=100"]
     command = garfish(
         "match",
-        "--engine", f"name=Garfish{elo}", "option.UCI_LimitStrength=true", f"option.UCI_Elo={elo}",
-        "option.Move Overhead=100",
+        "--engine", *player,
         "--engine", f"cmd={args.stockfish}", f"name=Stockfish{sf}", "option.UCI_LimitStrength=true",
         f"option.UCI_Elo={sf}", "option.Move Overhead=100",
         "--tc", args.tc, "--games", str(args.games), "--concurrency", str(args.concurrency),
         "--openings", str(args.openings), "--seed", str(args.seed),
-        "--report", str(partial), "--pgnout", str(out / f"elo-{elo}.pgn"), "--no-progress")
-    print(f"# UCI_Elo {elo} against Stockfish UCI_Elo {sf}: {' '.join(command)}", flush=True)
+        "--report", str(partial), "--pgnout", str(out / f"{stem}.pgn"), "--no-progress")
+    who = "full strength" if args.full_strength else f"UCI_Elo {elo}"
+    print(f"# {who} against Stockfish UCI_Elo {sf}: {' '.join(command)}", flush=True)
     subprocess.run(command, check=True)
     partial.rename(report)  # only a finished match counts as done
     return report
 
 
-def rating(elo: int, report: Path) -> str:
-    """One table row: the setting's rating on Stockfish's scale, as `garfish rating` estimates it."""
+def level(report: Path) -> tuple[RatingLevel, dict]:
+    """The opponent's level and the pentanomial of a match report, and the report."""
     data = json.loads(report.read_text(encoding="utf-8"))
     sf = int(data["engines"][1].removeprefix("Stockfish"))
-    estimate = rating_on_scale([RatingLevel(sf, data["pentanomial"])])
+    return RatingLevel(sf, data["pentanomial"]), data
+
+
+def rating(elo: int, report: Path) -> str:
+    """One table row: the setting's rating on Stockfish's scale, as `garfish rating` estimates it."""
+    opponent, data = level(report)
+    estimate = rating_on_scale([opponent])
     value = round(estimate.elo)
-    return (f"| {elo} | {sf} | {data['wins']} {data['draws']} {data['losses']} | {value} "
+    return (f"| {elo} | {opponent.opponent:g} | {data['wins']} {data['draws']} {data['losses']} | {value} "
             f"[{estimate.lower:.0f}, {estimate.upper:.0f}] | {value - elo:+d} |")
+
+
+def ladder_table(reports: list[Path]) -> list[str]:
+    """The --full-strength table: one row per Stockfish level, then all levels together."""
+    rows = ["| Stockfish UCI_Elo | W D L | rating from this level [95%] |", "|---|---|---|"]
+    levels, totals = [], [0, 0, 0]
+    for report in reports:
+        opponent, data = level(report)
+        levels.append(opponent)
+        totals = [total + data[key] for total, key in zip(totals, ("wins", "draws", "losses"))]
+        estimate = rating_on_scale([opponent])
+        rows.append(f"| {opponent.opponent:g} | {data['wins']} {data['draws']} {data['losses']} | "
+                    f"{estimate.elo:.0f} [{estimate.lower:.0f}, {estimate.upper:.0f}] |")
+    combined = rating_on_scale(levels)
+    rows.append(f"| all | {totals[0]} {totals[1]} {totals[2]} | **{combined.elo:.0f}** "
+                f"[{combined.lower:.0f}, {combined.upper:.0f}] |")
+    return rows
 
 
 def main(argv: Optional[list[str]] = None) -> int:
@@ -80,10 +114,15 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--openings", type=Path, default=OPENINGS)
     parser.add_argument("--seed", type=int, default=12)
     parser.add_argument("--concurrency", type=int, default=1)
+    parser.add_argument("--full-strength", action="store_true",
+                        help="rate Garfish as it plays by default against Stockfish at each of --elos")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     elos = [int(value) for value in args.elos.split(",")]
     reports = [(elo, play(elo, args, args.out)) for elo in elos]
+    if args.full_strength:
+        print("\n".join(ladder_table([report for _, report in reports])))
+        return 0
     print("| UCI_Elo | Stockfish UCI_Elo | W D L | measured rating [95%] | measured - setting |")
     print("|---|---|---|---|---|")
     for elo, report in reports:

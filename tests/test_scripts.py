@@ -71,6 +71,23 @@ def test_calibrate_plays_each_setting_once_and_tabulates_it(tmp_path: Path) -> N
     assert again.returncode == 0 and "# UCI_Elo 1000" not in again.stdout and row.group(0) in again.stdout
 
 
+def test_calibrate_full_strength_rates_each_level_and_all_together(tmp_path: Path) -> None:
+    # Garfish itself stands in for Stockfish; two levels, then the combined rating of both.
+    args = ("--elos", "1400,1700", "--games", "2", "--tc", "2+0.05", "--stockfish", " ".join(ENGINE_CMD),
+            "--full-strength")
+    proc = run_script("calibrate.py", str(tmp_path), *args)
+    assert proc.returncode == 0, proc.stderr
+    assert "--engine name=Garfish --engine" in proc.stdout  # no strength limit on Garfish's side
+    assert sorted(path.name for path in tmp_path.glob("*.json")) == ["full-1400.json", "full-1700.json"]
+    rows = re.findall(r"^\| (\d+|all) \| (\d+) (\d+) (\d+) \| \**(-?\d+)\** \[(-?\d+), (-?\d+)\] \|$",
+                      proc.stdout, re.M)
+    assert [row[0] for row in rows] == ["1400", "1700", "all"], proc.stdout
+    for row in rows:
+        assert int(row[5]) <= int(row[4]) <= int(row[6])
+    assert [sum(int(row[i]) for row in rows[:2]) for i in (1, 2, 3)] == [int(rows[2][i]) for i in (1, 2, 3)]
+    assert sum(int(rows[2][i]) for i in (1, 2, 3)) == 4
+
+
 def test_random_network_writes_a_network_of_the_sizes_asked(tmp_path: Path) -> None:
     from garfish.engine.network import CRELU, read_network
 

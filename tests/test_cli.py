@@ -68,6 +68,24 @@ def test_bench_runs_with_a_network_file(capsys: pytest.CaptureFixture[str], tmp_
     assert exit_status(["bench", "1", "--evalfile"]) == 2 and "--evalfile needs a path" in capsys.readouterr().err
 
 
+def test_bench_uses_the_default_network_and_classic_on_request(capsys: pytest.CaptureFixture[str]) -> None:
+    """Plain `garfish bench` searches with the default EvalFile; `--evalfile <classic>` with the
+    hand-written evaluation, the tree of run_bench() without an evaluator."""
+    from garfish.engine.bench import run_bench
+    from garfish.engine.evalfile import DEFAULT_EVAL_FILE
+
+    def nodes(out: str) -> int:
+        return int(out.split("Nodes searched  :")[1].split()[0])
+
+    assert exit_status(["bench", "2"]) == 0
+    network = capsys.readouterr().out
+    assert f"Evaluation: network {DEFAULT_EVAL_FILE} (" in network
+    assert exit_status(["bench", "2", "--evalfile", "<classic>"]) == 0
+    classic = capsys.readouterr().out
+    assert "Evaluation: the hand-written evaluation (<classic>)" in classic
+    assert nodes(classic) == run_bench(depth=2).nodes != nodes(network)
+
+
 def test_the_command_module_imports_no_tool_or_engine() -> None:
     """Loading the `garfish` command (the UCI path) imports neither arena, perft, the engine nor numba."""
     code = "import sys, garfish.uci, garfish.uci.main; print(' '.join(sorted(sys.modules)))"

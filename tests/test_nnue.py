@@ -299,16 +299,17 @@ def test_a_network_search_plays_legal_moves_in_random_and_chess960_games() -> No
             board.push(result.move if rng.random() < 0.5 else rng.choice(list(board.legal_moves)))
 
 
-def test_readme_network_example(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                capsys: pytest.CaptureFixture[str]) -> None:
-    # The second example of README.md's "Python API", run with a network file in the working folder.
+def test_readme_network_example(capsys: pytest.CaptureFixture[str]) -> None:
+    # The second example of README.md's "Python API", as it stands: the engine's default network.
+    from garfish.engine.evalfile import DEFAULT_EVAL_FILE, load_evaluator
+
     readme = (ROOT / "README.md").read_text()
     section = readme[readme.index("## Python API"):]
     second = section.index("```python", section.index("```python") + 1) + len("```python")
     code = section[second:section.index("```", second)]
-    path = write_network(constant_network(321), tmp_path)
-    monkeypatch.chdir(tmp_path)
     namespace: dict = {"chess": chess, "Searcher": Searcher}
-    exec(compile(code.replace("nn-0123456789ab.gfnn", path.name), "README.md (network)", "exec"), namespace)
-    assert capsys.readouterr().out.strip() == "321"
-    assert namespace["searcher"].evaluator is None and namespace["network"].name == path.name
+    exec(compile(code, "README.md (network)", "exec"), namespace)
+    evaluator = load_evaluator(DEFAULT_EVAL_FILE)
+    assert evaluator is not None
+    assert capsys.readouterr().out.strip() == str(evaluator.evaluate(chess.Board()))
+    assert namespace["searcher"].evaluator is None and namespace["network"].name == DEFAULT_EVAL_FILE

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import garfish.engine.tt
+from garfish.engine.evalfile import DEFAULT_EVAL_FILE
 from garfish.engine.search import SearchResult
 from garfish.engine.types import Limits
 from garfish.uci.options import OptionError, Spin
@@ -133,7 +134,7 @@ def test_options_are_listed_from_their_declarations(session: Session) -> None:
         "option name SyzygyProbeDepth type spin default 1 min 1 max 100",
         "option name Syzygy50MoveRule type check default true",
         "option name SyzygyProbeLimit type spin default 7 min 0 max 7",
-        "option name EvalFile type string default <classic>",
+        f"option name EvalFile type string default {DEFAULT_EVAL_FILE}",
     ]
     assert lines[-1] == "uciok"
 

@@ -19,6 +19,13 @@ from test_uci_engine import Session, errors, session  # noqa: F401 (session: the
 CLASSIC_NOTE = "the hand-written evaluation (<classic>)"
 
 
+def default_note() -> str:
+    """How the engine names its default network."""
+    evaluator = evalfile.load_evaluator(evalfile.DEFAULT_EVAL_FILE)
+    assert evaluator is not None
+    return f"the network {evaluator.describe()}"
+
+
 def scores(lines: list[str]) -> list[str]:
     """The `score ...` words of the info lines."""
     return [" ".join(line.split(" score ")[1].split()[:2]) for line in lines if " score " in line]
@@ -46,7 +53,7 @@ def network_note(path: Path) -> str:
 
 
 def test_a_network_file_selects_the_network_and_classic_goes_back(session: Session, network_file: Path) -> None:
-    assert session.send("eval") == [f"info string eval 10 cp (side to move), 10 cp (white), by {CLASSIC_NOTE}"]
+    assert session.send("eval")[0].endswith(f"by {default_note()}")
     lines = session.send(f"setoption name EvalFile value {network_file}")
     assert lines == [f"info string EvalFile {network_file}: {network_note(network_file)}"]
     assert session.send("eval") == [
@@ -57,7 +64,7 @@ def test_a_network_file_selects_the_network_and_classic_goes_back(session: Sessi
     assert lines == [f"info string EvalFile <classic>: {CLASSIC_NOTE}"]
     classic = search(session, "go depth 2")
     assert len(classic) == 2 and not {"cp 1234", "cp -1234"} & set(classic)
-    assert session.send("eval")[0].endswith(f"by {CLASSIC_NOTE}")
+    assert session.send("eval") == [f"info string eval -34 cp (side to move), 34 cp (white), by {CLASSIC_NOTE}"]
 
 
 def damaged_files(folder: Path, good: Path) -> dict[str, tuple[Path, str]]:
@@ -82,14 +89,15 @@ def test_a_file_that_cannot_be_used_is_reported_and_the_evaluation_kept(session:
                                                                         tmp_path: Path) -> None:
     bad = tmp_path / "bad"
     bad.mkdir()
-    for kept, note in ((None, CLASSIC_NOTE), (network_file, network_note(network_file))):
+    for kept, note in ((None, default_note()), ("<classic>", CLASSIC_NOTE),
+                       (network_file, network_note(network_file))):
         if kept is not None:
             session.send(f"setoption name EvalFile value {kept}")
         for path, reason in damaged_files(bad, network_file).values():
             lines = session.send(f"setoption name EvalFile value {path}")
             assert len(lines) == 1 and lines[0].startswith(f"info string error: EvalFile {path}: "), lines
             assert reason in lines[0] and lines[0].endswith(f"; keeping {note}"), lines
-            assert session.engine.eval_file.value == (str(kept) if kept else "<classic>")
+            assert session.engine.eval_file.value == (str(kept) if kept else evalfile.DEFAULT_EVAL_FILE)
             assert session.send("eval")[0].endswith(f"by {note}")
     assert search(session, "go depth 2") == ["cp -1234", "cp 1234"]
 
@@ -134,9 +142,12 @@ def test_the_engine_starts_with_the_default_network_or_falls_back_to_classic(
             session.engine.handle("quit")
 
 
-def test_the_default_is_classic_in_one_named_constant() -> None:
-    assert evalfile.DEFAULT_EVAL_FILE == evalfile.CLASSIC == "<classic>"
+def test_the_default_is_a_shipped_network_named_in_one_constant() -> None:
+    """DEFAULT_EVAL_FILE names a network of engine/nets/, which its README presents as the default."""
     assert evalfile.NETS_DIR == ROOT / "engine" / "nets" and (evalfile.NETS_DIR / "README.md").is_file()
+    assert (evalfile.NETS_DIR / evalfile.DEFAULT_EVAL_FILE).is_file()
+    notes = (evalfile.NETS_DIR / "README.md").read_text()
+    assert f"The default, `DEFAULT_EVAL_FILE`: {evalfile.DEFAULT_EVAL_FILE}" in notes
 
 
 def test_a_real_engine_searches_with_the_network_python_chess_sets(network_file: Path, tmp_path: Path) -> None:

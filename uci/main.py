@@ -14,7 +14,7 @@ HELP_WORDS = ("-h", "--help", "help")
 BENCH_USAGE = ("usage: garfish bench [DEPTH] [--multipv N] [--syzygy PATH] [--evalfile FILE]\n\nSearch the bench "
                "positions to DEPTH (default: the bench depth),\nwith N best lines (MultiPV, default 1), probing the "
                "Syzygy tables in PATH (folders separated as in SyzygyPath) if given,\nevaluating with the network "
-               "FILE (as the EvalFile option takes it; default: the hand-written evaluation).")
+               "FILE (as the EvalFile option takes it; default: the engine's default network;\n<classic>: the hand-written evaluation).")
 
 
 def _print(line: str) -> None:
@@ -36,7 +36,7 @@ def _take_option(args: list[str], name: str) -> tuple[list[str], Optional[str]]:
 def bench_command(args: list[str]) -> int:
     """`garfish bench [DEPTH] [--multipv N] [--syzygy PATH] [--evalfile FILE]`: the bench, ending in the
     Nodes searched signature."""
-    from garfish.engine.evalfile import load_evaluator
+    from garfish.engine.evalfile import DEFAULT_EVAL_FILE, load_evaluator
     from garfish.engine.network import NetworkError
     from garfish.engine.syzygy import TablebaseError
     from garfish.uci.tools import print_bench
@@ -65,9 +65,9 @@ def bench_command(args: list[str]) -> int:
             return 2
         depth = int(args[0])
     try:
-        evaluator = load_evaluator(evalfile) if evalfile is not None else None
+        evaluator = load_evaluator(DEFAULT_EVAL_FILE if evalfile is None else evalfile)
     except NetworkError as exc:
-        print(f"garfish bench: cannot use the network {evalfile}: {exc}", file=sys.stderr)
+        print(f"garfish bench: cannot use the network {evalfile or DEFAULT_EVAL_FILE}: {exc}", file=sys.stderr)
         return 2
     try:
         print_bench(depth, _print, multipv, syzygy or "", evaluator)

@@ -18,8 +18,8 @@ def print_bench(depth: Optional[int], send: Callable[[str], None], multipv: int 
 
     depth = depth or BENCH_DEPTH
     tablebase = Tablebases(syzygy_path) if syzygy_path else None
-    if evaluator is not None:
-        send(f"Evaluation: network {evaluator.describe()}")
+    send(f"Evaluation: network {evaluator.describe()}" if evaluator is not None
+         else "Evaluation: the hand-written evaluation (<classic>)")
 
     def report(index: int, fen: str, nodes: int, seconds: float) -> None:
         send(f"Position {index:2d}/{len(BENCH_FENS)}: {nodes:8d} nodes {seconds:6.2f} s  {fen}")

@@ -13,8 +13,9 @@ the machine's speed during the test hits both sides alike; the median pair
 ratio is the figure to quote. Node counts are compared too: equal counts mean
 the same tree, which a "no functional change" commit must keep. --args-a and --args-b add
 `bench` arguments to one side, so that one revision can be timed against itself with another
-setting: `ab.py . . --args-a="--evalfile /abs/path/nn-....gfnn"` (a path from the root: the
-bench runs in the side's install folder) times a network against the hand-written evaluation.
+setting: `ab.py . . --args-b="--evalfile <classic>"` times the default network against the
+hand-written evaluation, and `--args-a="--evalfile /abs/path/nn-....gfnn"` (a path from the root:
+the bench runs in the side's install folder) another network.
 
 Run it with the project's interpreter, e.g. `.venv/bin/python scripts/ab.py HEAD~1 HEAD`.
 """

@@ -13,6 +13,14 @@ INCREMENT_SHARE = 0.8      # part of the increment spent on this move
 MAX_STRETCH = 4.0          # the hard limit may reach this multiple of the optimum
 MAX_CLOCK_SHARE = 0.7      # ... but never more than this part of the clock
 MIN_THINK = 0.005          # seconds: never plan less than this
+# A low clock keeps a reserve for the stalls no budget foresees (a busy machine's scheduler, a slow
+# pipe): the hard limit leaves RESERVE_INCREMENTS increments (at most RESERVE_MAX seconds) on the
+# clock, and below that reserve a move takes at most RESERVE_INC_SHARE of the increment, so the
+# clock climbs back. Without it, moves that run to the hard limit settled the clock at 1.6
+# increments at 10+0.1, and a 0.08 s stall lost a game on time.
+RESERVE_INCREMENTS = 3.0
+RESERVE_MAX = 1.0
+RESERVE_INC_SHARE = 0.5
 # Between iterations of a clock search: no new iteration once the time spent passes
 #   optimum * SOFT_SHARE * (1 + INSTABILITY * best-move changes) * falling-score factor,
 # the changes counting 1 per iteration whose best move differed from the last one's, halved at
@@ -44,9 +52,11 @@ def time_budget(limits: Limits, turn: chess.Color) -> tuple[Optional[float], Opt
     # a reserve of several increments instead of draining towards zero.
     planned = clock + inc * INCREMENT_SHARE * (moves_left - 1) - overhead * (moves_left + 2)
     optimum = max(0.0, planned) / moves_left
-    maximum = min(optimum * MAX_STRETCH, usable * MAX_CLOCK_SHARE)
+    reserve = min(RESERVE_INCREMENTS * inc, RESERVE_MAX)
+    within_reserve = max(usable - reserve, RESERVE_INC_SHARE * inc)
+    maximum = min(optimum * MAX_STRETCH, usable * MAX_CLOCK_SHARE, within_reserve)
     if limits.movestogo == 1:
-        maximum = usable * MAX_CLOCK_SHARE
+        maximum = min(usable * MAX_CLOCK_SHARE, within_reserve)
     optimum = min(optimum, maximum)
     return max(MIN_THINK, optimum), max(MIN_THINK, maximum)
 

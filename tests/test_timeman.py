@@ -37,6 +37,36 @@ def test_clock_settles_at_a_reserve_when_each_move_uses_its_optimum(base: float,
     assert clock > 4 * inc
 
 
+@pytest.mark.parametrize(("base", "inc", "actual_overhead"),
+                         [(10.0, 0.1, 0.01), (2.0, 0.05, 0.01), (1.0, 1.0, 0.02), (60.0, 2.0, 0.03)])
+def test_a_low_clock_keeps_a_reserve_when_every_move_runs_to_the_hard_limit(base: float, inc: float,
+                                                                          actual_overhead: float) -> None:
+    # A search can run past its soft limit to the hard one. Play 300 such moves: the clock must
+    # settle with room for a stall of several increments beyond the hard limit (at 10+0.1 it
+    # used to settle at 0.16 s with 0.09 s of room, and a 0.08 s stall lost a game on time).
+    from garfish.engine.timeman import RESERVE_INCREMENTS, RESERVE_MAX
+
+    clock = base
+    room = []
+    for _ in range(300):
+        _, maximum = time_budget(Limits(wtime=clock, winc=inc, move_overhead=0.03), chess.WHITE)
+        room.append(clock - maximum)
+        clock = clock - maximum - actual_overhead + inc
+        assert clock > 0
+    assert min(room[-100:]) >= min(RESERVE_INCREMENTS * inc, RESERVE_MAX)
+
+
+def test_the_reserve_leaves_a_long_clock_alone() -> None:
+    # Far from the reserve the hard limit is the optimum's stretch, as before the reserve existed.
+    from garfish.engine.timeman import MAX_STRETCH
+
+    optimum, maximum = time_budget(Limits(wtime=10.0, winc=0.1, move_overhead=0.03), chess.WHITE)
+    assert maximum == pytest.approx(optimum * MAX_STRETCH)
+    # Below the reserve a move takes at most half the increment, so the clock climbs back.
+    _, maximum = time_budget(Limits(wtime=0.25, winc=0.1, move_overhead=0.03), chess.WHITE)
+    assert maximum == pytest.approx(0.05)
+
+
 def test_moves_to_go_spends_more_per_move_with_fewer_moves_left() -> None:
     few, _ = time_budget(Limits(wtime=10.0, movestogo=5, move_overhead=0.03), chess.WHITE)
     many, _ = time_budget(Limits(wtime=10.0, movestogo=30, move_overhead=0.03), chess.WHITE)

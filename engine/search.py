@@ -28,7 +28,7 @@ from garfish.engine.movepick import (
     PROMOTION_RANK, capture_moves, decode, encode, evasion_moves, is_good_capture, pick_evasions, pick_moves,
 )
 from garfish.engine.see import see_ge_kernel
-from garfish.engine.skill import SKILL_MULTIPV, Skill
+from garfish.engine.skill import Skill
 from garfish.engine.timeman import soft_limit, time_budget
 from garfish.engine.tt import (
     BOUND_MASK, BOUND_SHIFT, DEPTH_MASK, DEPTH_SHIFT, MOVE_MASK, SCORE_MASK, SCORE_SHIFT, VALUE_OFFSET,
@@ -354,7 +354,7 @@ class Searcher:
         depth_done = 0
         skill = Skill(limits.elo) if limits.elo is not None else None
         # MultiPV: line i is the best of the root moves not in lines 1..i-1 (capped by the root moves).
-        multipv = min(max(limits.multipv, SKILL_MULTIPV if skill is not None else 1), len(legal))
+        multipv = min(max(limits.multipv, skill.lines if skill is not None else 1), len(legal))
         root_moves = self._root_moves  # searchmoves, or None for every legal move
         root_entry = 0  # the root's TT entry after line 1's search
         lines: list[PVLine] = []  # the last completed depth's lines, best first

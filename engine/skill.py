@@ -17,8 +17,8 @@ The constants were fitted to matches against Stockfish 15.1 at the same UCI_Elo,
 2-core machine (README, "Strength limit"); there the full engine rates about 1800-1900 on that
 scale, so the highest settings play at full strength and fall short of their number.
 
-The search runs with SKILL_MULTIPV lines (or more, with MultiPV), so each candidate has an
-exact score. A line that mates is never given up, and a line that is mated is never chosen
+Below BEST_LINE_ELO the search runs with SKILL_MULTIPV lines (or more, with MultiPV), so each
+candidate has an exact score; from BEST_LINE_ELO up, where line 1 is always played, with one. A line that mates is never given up, and a line that is mated is never chosen
 over one that is not. (Stockfish's Skill Level is the model: MultiPV 4 and `pick_best`, which
 adds a weakness-scaled random push to each line's score; here the shares are explicit.)
 The random draws come from the caller's random.Random (the Searcher's, seeded at its making),
@@ -72,6 +72,12 @@ class Skill:
     def miss_chance(self) -> float:
         """The chance of playing another line than the best when one lies within the margin."""
         return MISS_AT_MIN * self.weakness
+
+    @property
+    def lines(self) -> int:
+        """Root lines to search: SKILL_MULTIPV while another line may be chosen, else 1 (the extra
+        lines would only cost nodes: at 2200 they cost some 200 Elo against Stockfish's ladder)."""
+        return SKILL_MULTIPV if self.miss_chance > 0 else 1
 
     def choose(self, scores: list[int], rng: random.Random) -> int:
         """The index of the line to play among lines scored best first (index 0: the best)."""

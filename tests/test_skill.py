@@ -11,7 +11,7 @@ import pytest
 
 from garfish.engine import Limits, Searcher
 from garfish.engine.bench import BENCH_FENS
-from garfish.engine.skill import ELO_MAX, ELO_MIN, SKILL_MULTIPV, Skill
+from garfish.engine.skill import BEST_LINE_ELO, ELO_MAX, ELO_MIN, SKILL_MULTIPV, Skill
 from garfish.engine.timeman import time_budget
 from garfish.engine.types import MATE_BOUND, mate_in, mated_in
 
@@ -34,6 +34,9 @@ def test_the_mapping_weakens_steadily_as_the_elo_falls() -> None:
     assert nodes == sorted(set(nodes))  # strictly more nodes with every step up
     assert margins == sorted(margins, reverse=True) and margins[0] > margins[-1] >= 0
     assert misses == sorted(misses, reverse=True) and 0 <= misses[-1] < misses[0] < 1
+    # Alternatives are searched only while one may be played.
+    assert [skill.lines for skill in skills] == [SKILL_MULTIPV if skill.miss_chance > 0 else 1 for skill in skills]
+    assert Skill(BEST_LINE_ELO - 1).lines == SKILL_MULTIPV and Skill(BEST_LINE_ELO).lines == 1
     # Beyond the range, the ends of the range.
     assert Skill(ELO_MIN - 500).nodes == Skill(ELO_MIN).nodes and Skill(ELO_MAX + 500).margin == Skill(ELO_MAX).margin
 
@@ -133,7 +136,7 @@ def test_a_queen_en_prise_is_never_left_at_2000_and_above(elo: int) -> None:
     # Whatever the draw, no line that leaves the queen is within the margin.
     skill, rng = Skill(elo), random.Random(elo)
     scores = [line.score for line in result.lines]
-    assert len(scores) == SKILL_MULTIPV
+    assert len(scores) == (SKILL_MULTIPV if elo < BEST_LINE_ELO else 1)  # one line where line 1 is always played
     assert all(result.lines[skill.choose(scores, rng)].pv[0].from_square == QUEEN for _ in range(500))
 
 

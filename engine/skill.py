@@ -14,12 +14,14 @@ three numbers, each a named function of it:
 
 From BEST_LINE_ELO up only the node budget weakens, and only where the clock would allow more.
 The constants were fitted to matches against Stockfish 15.1 at the same UCI_Elo, 10+0.1 on a
-2-core machine (README, "Strength limit"); there the full engine rates about 1800-1900 on that
-scale, so the highest settings play at full strength and fall short of their number.
+2-core machine (README, "Strength limit"); there the full engine rates about 2080 on that scale
+(the default network), so the highest setting plays at about full strength and falls short of
+its number.
 
 Below BEST_LINE_ELO the search runs with SKILL_MULTIPV lines (or more, with MultiPV), so each
-candidate has an exact score; from BEST_LINE_ELO up, where line 1 is always played, with one. A line that mates is never given up, and a line that is mated is never chosen
-over one that is not. (Stockfish's Skill Level is the model: MultiPV 4 and `pick_best`, which
+candidate has an exact score; from BEST_LINE_ELO up, where line 1 is always played, with one.
+A line that mates is never given up, and a line that is mated is never chosen over one that is
+not. (Stockfish's Skill Level is the model: MultiPV 4 and `pick_best`, which
 adds a weakness-scaled random push to each line's score; here the shares are explicit.)
 The random draws come from the caller's random.Random (the Searcher's, seeded at its making),
 so the same search with the same seed chooses the same move.
@@ -75,9 +77,7 @@ class Skill:
 
     @property
     def lines(self) -> int:
-        """Root lines to search: SKILL_MULTIPV while another line may be chosen, else 1 (extra lines
-        would only cost nodes; at 2200, 40 games against Stockfish's ladder showed no measurable
-        difference either way)."""
+        """Root lines to search: SKILL_MULTIPV while another line may be chosen, else 1."""
         return SKILL_MULTIPV if self.miss_chance > 0 else 1
 
     def choose(self, scores: list[int], rng: random.Random) -> int:

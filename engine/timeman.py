@@ -53,10 +53,9 @@ def time_budget(limits: Limits, turn: chess.Color) -> tuple[Optional[float], Opt
     planned = clock + inc * INCREMENT_SHARE * (moves_left - 1) - overhead * (moves_left + 2)
     optimum = max(0.0, planned) / moves_left
     reserve = min(RESERVE_INCREMENTS * inc, RESERVE_MAX)
-    within_reserve = max(usable - reserve, RESERVE_INC_SHARE * inc)
-    maximum = min(optimum * MAX_STRETCH, usable * MAX_CLOCK_SHARE, within_reserve)
-    if limits.movestogo == 1:
-        maximum = min(usable * MAX_CLOCK_SHARE, within_reserve)
+    ceiling = min(usable * MAX_CLOCK_SHARE, max(usable - reserve, RESERVE_INC_SHARE * inc))
+    # The last move before a time control may use its whole ceiling; others stretch the optimum.
+    maximum = ceiling if limits.movestogo == 1 else min(optimum * MAX_STRETCH, ceiling)
     optimum = min(optimum, maximum)
     return max(MIN_THINK, optimum), max(MIN_THINK, maximum)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import chess
 import pytest
 
-from garfish.engine.timeman import time_budget
+from garfish.engine.timeman import MAX_STRETCH, RESERVE_INCREMENTS, RESERVE_MAX, time_budget
 from garfish.engine.types import Limits
 
 
@@ -44,8 +44,6 @@ def test_a_low_clock_keeps_a_reserve_when_every_move_runs_to_the_hard_limit(base
     # A search can run past its soft limit to the hard one. Play 300 such moves: the clock must
     # settle with room for a stall of several increments beyond the hard limit (at 10+0.1 it
     # used to settle at 0.16 s with 0.09 s of room, and a 0.08 s stall lost a game on time).
-    from garfish.engine.timeman import RESERVE_INCREMENTS, RESERVE_MAX
-
     clock = base
     room = []
     for _ in range(300):
@@ -58,8 +56,6 @@ def test_a_low_clock_keeps_a_reserve_when_every_move_runs_to_the_hard_limit(base
 
 def test_the_reserve_leaves_a_long_clock_alone() -> None:
     # Far from the reserve the hard limit is the optimum's stretch, as before the reserve existed.
-    from garfish.engine.timeman import MAX_STRETCH
-
     optimum, maximum = time_budget(Limits(wtime=10.0, winc=0.1, move_overhead=0.03), chess.WHITE)
     assert maximum == pytest.approx(optimum * MAX_STRETCH)
     # Below the reserve a move takes at most half the increment, so the clock climbs back.

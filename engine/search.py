@@ -434,7 +434,7 @@ class Searcher:
                     self._stop_on_ponderhit = enough
                 elif enough:
                     break
-            if skill is not None and depth == 1:
+            if skill is not None and depth == 1 and skill.nodes is not None:
                 # The skill's node budget binds from depth 2 on: depth 1 always completes (no mate in
                 # one is missed for want of nodes).
                 self._node_limit = min(self._node_limit or skill.nodes, skill.nodes)

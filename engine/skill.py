@@ -6,17 +6,17 @@ three numbers, each a named function of it:
 
 - nodes: the node budget per move, NODES_AT_MIN at ELO_MIN, doubled every ELO_PER_DOUBLING
   (the search always completes depth 1, and the clock still binds: it never thinks longer);
+  none at ELO_MAX, the top of the range, which is the full search;
 - margin: the most, in centipawns, that a chosen line may score below the best line, from
   MARGIN_AT_MIN at ELO_MIN down to 0 at BEST_LINE_ELO (linear);
 - miss chance: the chance of not playing the best line when another line lies within the
   margin, from MISS_AT_MIN at ELO_MIN down to 0 at BEST_LINE_ELO (linear); the other line is
   drawn with a weight that falls linearly with its loss, to nothing at the margin.
 
-From BEST_LINE_ELO up only the node budget weakens, and only where the clock would allow more.
-The constants were fitted to matches against Stockfish 15.1 at the same UCI_Elo, 10+0.1 on a
-2-core machine (README, "Strength limit"); there the full engine rates about 2080 on that scale
-(the default network), so the highest setting plays at about full strength and falls short of
-its number.
+From BEST_LINE_ELO up only the node budget weakens, and only where the clock would allow more;
+ELO_MAX plays at full strength (one line, no budget). The constants were fitted to matches
+against Stockfish 15.1 at the same UCI_Elo, 10+0.1 on a 2-core machine (README, "Strength
+limit"); there the full engine rates about 2100 on that scale (the default network).
 
 Below BEST_LINE_ELO the search runs with SKILL_MULTIPV lines (or more, with MultiPV), so each
 candidate has an exact score; from BEST_LINE_ELO up, where line 1 is always played, with one.
@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from typing import Optional
 
 from garfish.engine.types import MATE_BOUND
 
@@ -61,8 +62,10 @@ class Skill:
         return max(0.0, (BEST_LINE_ELO - self.clamped) / (BEST_LINE_ELO - ELO_MIN))
 
     @property
-    def nodes(self) -> int:
-        """The node budget per move."""
+    def nodes(self) -> Optional[int]:
+        """The node budget per move; None (the full search) at ELO_MAX."""
+        if self.clamped >= ELO_MAX:
+            return None
         return int(NODES_AT_MIN * 2 ** ((self.clamped - ELO_MIN) / ELO_PER_DOUBLING))
 
     @property

@@ -5,7 +5,8 @@
 
 For every setting E, `garfish match` plays Garfish (UCI_LimitStrength, UCI_Elo E) against
 Stockfish with UCI_LimitStrength and UCI_Elo clamped to the range Stockfish accepts (1350-2850
-in 15.1), both with Move Overhead 100 ms, from noob_3moves openings, and writes
+in 15.1) and Move Overhead 100 ms (Garfish keeps its default, as a user runs it), from
+noob_3moves openings, and writes
 OUT_DIR/elo-E.json and .pgn. `garfish rating`'s estimate (arena.stats.rating_on_scale) then places the setting on Stockfish's scale.
 A setting whose report exists is not played again, so an interrupted run resumes. Prints a
 Markdown table "setting | opponent | W D L | measured rating [95% interval]".
@@ -54,8 +55,7 @@ def play(elo: int, args: argparse.Namespace, out: Path) -> Path:
     if args.full_strength:
         player = ["name=Garfish"]
     else:
-        player = [f"name=Garfish{elo}", "option.UCI_LimitStrength=true", f"option.UCI_Elo={elo}",
-                  "option.Move Overhead=100"]
+        player = [f"name=Garfish{elo}", "option.UCI_LimitStrength=true", f"option.UCI_Elo={elo}"]
     command = garfish(
         "match",
         "--engine", *player,

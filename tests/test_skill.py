@@ -28,7 +28,8 @@ def read_fens(path) -> list[str]:
 # --------------------------------------------------------------------------- the mapping
 def test_the_mapping_weakens_steadily_as_the_elo_falls() -> None:
     skills = [Skill(elo) for elo in range(ELO_MIN, ELO_MAX + 1, 100)]
-    nodes = [skill.nodes for skill in skills]
+    nodes = [skill.nodes for skill in skills[:-1]]
+    assert skills[-1].elo == ELO_MAX and skills[-1].nodes is None  # the top of the range: the full search
     margins = [skill.margin for skill in skills]
     misses = [skill.miss_chance for skill in skills]
     assert nodes == sorted(set(nodes))  # strictly more nodes with every step up
@@ -142,9 +143,22 @@ def test_a_queen_en_prise_is_never_left_at_2000_and_above(elo: int) -> None:
 
 def test_a_limited_engine_still_obeys_the_clock() -> None:
     board = chess.Board(BENCH_FENS[1])
-    limits = Limits(wtime=0.5, btime=0.5, elo=ELO_MAX)  # the top level: a big node budget
+    limits = Limits(wtime=0.5, btime=0.5, elo=ELO_MAX - 1)  # the top limited level: a big node budget
     _, maximum = time_budget(limits, board.turn)
-    assert maximum is not None and Skill(ELO_MAX).nodes > 20000
+    assert maximum is not None and Skill(ELO_MAX - 1).nodes > 20000
     start = time.perf_counter()
     result = Searcher(4, seed=0).search(board, limits)
     assert time.perf_counter() - start < maximum + 0.25 and result.move in board.legal_moves
+
+
+def test_the_top_setting_searches_as_the_full_engine() -> None:
+    """UCI_Elo at ELO_MAX (and above) has no node budget and one line: the same search, node for
+    node, as no strength limit at all, where the setting below it stops at its budget."""
+    board = chess.Board(BENCH_FENS[1])
+    full = Searcher(4, seed=0).search(board, Limits(depth=9))
+    for elo in (ELO_MAX, ELO_MAX + 300):
+        top = Searcher(4, seed=0).search(board, Limits(depth=9, elo=elo))
+        assert (top.nodes, top.move, len(top.lines)) == (full.nodes, full.move, 1)
+    below = Skill(ELO_MAX - 1).nodes
+    assert below is not None and full.nodes > below  # the depth-9 search needs more than the budget below
+    assert Searcher(4, seed=0).search(board, Limits(depth=9, elo=ELO_MAX - 1)).nodes < full.nodes

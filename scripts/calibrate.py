@@ -1,6 +1,6 @@
 """Calibrate UCI_Elo: play Garfish at each setting against Stockfish's own UCI_Elo ladder.
 
-    python scripts/calibrate.py OUT_DIR [--elos 1000,1400,1700,2000,2200] [--games 40]
+    python scripts/calibrate.py OUT_DIR [--elos 1000,1400,1700,2000,2200] [--games 40] [--rounds 1]
         [--tc 10+0.1] [--stockfish /usr/games/stockfish] [--seed 12] [--concurrency 1] [--full-strength]
 
 For every setting E, `garfish match` plays Garfish (UCI_LimitStrength, UCI_Elo E) against
@@ -10,6 +10,10 @@ noob_3moves openings, and writes
 OUT_DIR/elo-E.json and .pgn. `garfish rating`'s estimate (arena.stats.rating_on_scale) then places the setting on Stockfish's scale.
 A setting whose report exists is not played again, so an interrupted run resumes. Prints a
 Markdown table "setting | opponent | W D L | measured rating [95% interval]".
+
+With --rounds N every setting is played N times, round r with seed --seed + r - 1 (reports
+elo-E.json, then elo-E.r2.json, ...), and each row pools all of its rounds: more games for a
+narrower interval, and a finished run extended later by asking for more rounds.
 
 With --full-strength Garfish plays with its default options (no strength limit) against
 Stockfish at each of --elos (OUT_DIR/full-E.json and .pgn): the rows give the rating each level
@@ -43,10 +47,12 @@ def opponent_elo(elo: int) -> int:
     return min(max(elo, low), high)
 
 
-def play(elo: int, args: argparse.Namespace, out: Path) -> Path:
-    """Play the match of one setting (or, with --full-strength, against one Stockfish level) unless
-    its report exists; the report's path."""
+def play(elo: int, args: argparse.Namespace, out: Path, round_: int = 1) -> Path:
+    """Play round round_ of one setting (or, with --full-strength, the match against one Stockfish
+    level) unless its report exists; the report's path."""
     stem = f"full-{elo}" if args.full_strength else f"elo-{elo}"
+    if round_ > 1:
+        stem += f".r{round_}"
     report = out / f"{stem}.json"
     if report.exists():
         return report
@@ -62,9 +68,11 @@ def play(elo: int, args: argparse.Namespace, out: Path) -> Path:
         "--engine", f"cmd={args.stockfish}", f"name=Stockfish{sf}", "option.UCI_LimitStrength=true",
         f"option.UCI_Elo={sf}", "option.Move Overhead=100",
         "--tc", args.tc, "--games", str(args.games), "--concurrency", str(args.concurrency),
-        "--openings", str(args.openings), "--seed", str(args.seed),
+        "--openings", str(args.openings), "--seed", str(args.seed + round_ - 1),
         "--report", str(partial), "--pgnout", str(out / f"{stem}.pgn"), "--no-progress")
     who = "full strength" if args.full_strength else f"UCI_Elo {elo}"
+    if round_ > 1:
+        who += f", round {round_}"
     print(f"# {who} against Stockfish UCI_Elo {sf}: {' '.join(command)}", flush=True)
     subprocess.run(command, check=True)
     partial.rename(report)  # only a finished match counts as done
@@ -78,12 +86,17 @@ def level(report: Path) -> tuple[RatingLevel, dict]:
     return RatingLevel(sf, data["pentanomial"]), data
 
 
-def rating(elo: int, report: Path) -> str:
-    """One table row: the setting's rating on Stockfish's scale, as `garfish rating` estimates it."""
-    opponent, data = level(report)
-    estimate = rating_on_scale([opponent])
+def rating(elo: int, reports: list[Path]) -> str:
+    """One table row: the setting's rating on Stockfish's scale from all its rounds' reports, as
+    `garfish rating` estimates it."""
+    levels, totals = [], [0, 0, 0]
+    for report in reports:
+        opponent, data = level(report)
+        levels.append(opponent)
+        totals = [total + data[key] for total, key in zip(totals, ("wins", "draws", "losses"))]
+    estimate = rating_on_scale(levels)
     value = round(estimate.elo)
-    return (f"| {elo} | {opponent.opponent:g} | {data['wins']} {data['draws']} {data['losses']} | {value} "
+    return (f"| {elo} | {levels[0].opponent:g} | {totals[0]} {totals[1]} {totals[2]} | {value} "
             f"[{estimate.lower:.0f}, {estimate.upper:.0f}] | {value - elo:+d} |")
 
 
@@ -109,6 +122,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("out", type=Path, help="folder for the reports and PGNs (created)")
     parser.add_argument("--elos", default="1000,1400,1700,2000,2200", help="the UCI_Elo settings")
     parser.add_argument("--games", type=int, default=40)
+    parser.add_argument("--rounds", type=int, default=1, help="matches per setting, pooled in its row (not with --full-strength)")
     parser.add_argument("--tc", default="10+0.1")
     parser.add_argument("--stockfish", default="/usr/games/stockfish")
     parser.add_argument("--openings", type=Path, default=OPENINGS)
@@ -119,10 +133,12 @@ def main(argv: Optional[list[str]] = None) -> int:
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     elos = [int(value) for value in args.elos.split(",")]
-    reports = [(elo, play(elo, args, args.out)) for elo in elos]
     if args.full_strength:
-        print("\n".join(ladder_table([report for _, report in reports])))
+        print("\n".join(ladder_table([play(elo, args, args.out) for elo in elos])))
         return 0
+    # Round by round, so that a stopped run has every setting at the same number of rounds.
+    rounds = [[play(elo, args, args.out, round_) for elo in elos] for round_ in range(1, args.rounds + 1)]
+    reports = [(elo, [played[index] for played in rounds]) for index, elo in enumerate(elos)]
     print("| UCI_Elo | Stockfish UCI_Elo | W D L | measured rating [95%] | measured - setting |")
     print("|---|---|---|---|---|")
     for elo, report in reports:

@@ -69,6 +69,13 @@ def test_calibrate_plays_each_setting_once_and_tabulates_it(tmp_path: Path) -> N
     assert int(row.group(5)) <= int(row.group(4)) <= int(row.group(6)) and int(row.group(7)) == int(row.group(4)) - 1000
     again = run_script("calibrate.py", str(tmp_path), *args)  # the finished setting is not played again
     assert again.returncode == 0 and "# UCI_Elo 1000" not in again.stdout and row.group(0) in again.stdout
+    # A second round: only it is played, with the next seed, and the row pools both rounds' games.
+    more = run_script("calibrate.py", str(tmp_path), *args, "--rounds", "2")
+    assert more.returncode == 0, more.stderr
+    assert more.stdout.count("# UCI_Elo 1000") == 1 and "# UCI_Elo 1000, round 2" in more.stdout
+    assert "--seed 13 " in more.stdout and (tmp_path / "elo-1000.r2.json").exists()
+    pooled = re.search(r"^\| 1000 \| 1350 \| (\d) (\d) (\d) \| ", more.stdout, re.M)
+    assert pooled and sum(int(pooled.group(i)) for i in (1, 2, 3)) == 4, more.stdout
 
 
 def test_calibrate_full_strength_rates_each_level_and_all_together(tmp_path: Path) -> None:

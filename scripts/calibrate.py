@@ -86,14 +86,20 @@ def level(report: Path) -> tuple[RatingLevel, dict]:
     return RatingLevel(sf, data["pentanomial"]), data
 
 
-def rating(elo: int, reports: list[Path]) -> str:
-    """One table row: the setting's rating on Stockfish's scale from all its rounds' reports, as
-    `garfish rating` estimates it."""
+def pooled(reports: list[Path]) -> tuple[list[RatingLevel], list[int]]:
+    """The opponents' levels of several match reports, and their wins, draws and losses summed."""
     levels, totals = [], [0, 0, 0]
     for report in reports:
         opponent, data = level(report)
         levels.append(opponent)
         totals = [total + data[key] for total, key in zip(totals, ("wins", "draws", "losses"))]
+    return levels, totals
+
+
+def rating(elo: int, reports: list[Path]) -> str:
+    """One table row: the setting's rating on Stockfish's scale from all its rounds' reports, as
+    `garfish rating` estimates it."""
+    levels, totals = pooled(reports)
     estimate = rating_on_scale(levels)
     value = round(estimate.elo)
     return (f"| {elo} | {levels[0].opponent:g} | {totals[0]} {totals[1]} {totals[2]} | {value} "
@@ -103,11 +109,9 @@ def rating(elo: int, reports: list[Path]) -> str:
 def ladder_table(reports: list[Path]) -> list[str]:
     """The --full-strength table: one row per Stockfish level, then all levels together."""
     rows = ["| Stockfish UCI_Elo | W D L | rating from this level [95%] |", "|---|---|---|"]
-    levels, totals = [], [0, 0, 0]
+    levels, totals = pooled(reports)
     for report in reports:
         opponent, data = level(report)
-        levels.append(opponent)
-        totals = [total + data[key] for total, key in zip(totals, ("wins", "draws", "losses"))]
         estimate = rating_on_scale([opponent])
         rows.append(f"| {opponent.opponent:g} | {data['wins']} {data['draws']} {data['losses']} | "
                     f"{estimate.elo:.0f} [{estimate.lower:.0f}, {estimate.upper:.0f}] |")

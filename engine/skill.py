@@ -38,8 +38,8 @@ from garfish.engine.types import MATE_BOUND
 ELO_MIN = 1000          # the UCI_Elo range
 ELO_MAX = 2200
 SKILL_MULTIPV = 4       # root lines searched to choose among
-NODES_AT_MIN = 300      # node budget per move at ELO_MIN ...
-ELO_PER_DOUBLING = 150  # ... doubled for every this many Elo
+NODES_AT_MIN = 130      # node budget per move at ELO_MIN ...
+ELO_PER_DOUBLING = 130  # ... doubled for every this many Elo
 MARGIN_AT_MIN = 260     # centipawns a chosen line may lose against the best at ELO_MIN ...
 MISS_AT_MIN = 0.44      # ... and the chance of playing another line (within the margin), both
 BEST_LINE_ELO = 2050    # falling linearly to 0 here: from this Elo up, line 1 is always played

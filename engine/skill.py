@@ -40,8 +40,8 @@ ELO_MAX = 2200
 SKILL_MULTIPV = 4       # root lines searched to choose among
 NODES_AT_MIN = 130      # node budget per move at ELO_MIN ...
 ELO_PER_DOUBLING = 130  # ... doubled for every this many Elo
-MARGIN_AT_MIN = 260     # centipawns a chosen line may lose against the best at ELO_MIN ...
-MISS_AT_MIN = 0.44      # ... and the chance of playing another line (within the margin), both
+MARGIN_AT_MIN = 320     # centipawns a chosen line may lose against the best at ELO_MIN ...
+MISS_AT_MIN = 0.6       # ... and the chance of playing another line (within the margin), both
 BEST_LINE_ELO = 2050    # falling linearly to 0 here: from this Elo up, line 1 is always played
 
 

@@ -353,6 +353,7 @@ class Searcher:
         pv: list[chess.Move] = [best_move]
         depth_done = 0
         skill = Skill(limits.elo) if limits.elo is not None else None
+        skill_nodes = skill.nodes if skill is not None else None  # the skill's node budget (None: none)
         # MultiPV: line i is the best of the root moves not in lines 1..i-1 (capped by the root moves).
         multipv = min(max(limits.multipv, skill.lines if skill is not None else 1), len(legal))
         root_moves = self._root_moves  # searchmoves, or None for every legal move
@@ -434,10 +435,10 @@ class Searcher:
                     self._stop_on_ponderhit = enough
                 elif enough:
                     break
-            if skill is not None and depth == 1 and skill.nodes is not None:
+            if skill_nodes is not None and depth == 1:
                 # The skill's node budget binds from depth 2 on: depth 1 always completes (no mate in
                 # one is missed for want of nodes).
-                self._node_limit = min(self._node_limit or skill.nodes, skill.nodes)
+                self._node_limit = min(self._node_limit or skill_nodes, skill_nodes)
                 self._next_poll = min(self._next_poll, self._node_limit)
             if self._node_limit and self.nodes >= self._node_limit:
                 break

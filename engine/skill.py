@@ -21,8 +21,8 @@ limit"); there the full engine rates about 2040-2080 on that scale (the default 
 Below BEST_LINE_ELO the search runs with SKILL_MULTIPV lines (or more, with MultiPV), so each
 candidate has an exact score; from BEST_LINE_ELO up, where line 1 is always played, with one.
 A line that mates is never given up, and a line that is mated is never chosen over one that is
-not. (Stockfish's Skill Level is the model: MultiPV 4 and `pick_best`, which
-adds a weakness-scaled random push to each line's score; here the shares are explicit.)
+not. (Stockfish's Skill Level is the model: MultiPV 4 and `pick_best`, which adds a
+weakness-scaled random push to each line's score; here the shares are explicit.)
 The random draws come from the caller's random.Random (the Searcher's, seeded at its making),
 so the same search with the same seed chooses the same move.
 """

@@ -86,37 +86,38 @@ def level(report: Path) -> tuple[RatingLevel, dict]:
     return RatingLevel(sf, data["pentanomial"]), data
 
 
-def pooled(reports: list[Path]) -> tuple[list[RatingLevel], list[int]]:
-    """The opponents' levels of several match reports, and their wins, draws and losses summed."""
-    levels, totals = [], [0, 0, 0]
-    for report in reports:
-        opponent, data = level(report)
-        levels.append(opponent)
-        totals = [total + data[key] for total, key in zip(totals, ("wins", "draws", "losses"))]
-    return levels, totals
+def wdl(data: dict) -> str:
+    """A match report's wins, draws and losses, as the tables show them."""
+    return f"{data['wins']} {data['draws']} {data['losses']}"
+
+
+def pooled(read: list[tuple[RatingLevel, dict]]) -> tuple[list[RatingLevel], dict]:
+    """The opponents' levels of several read reports, and their wins, draws and losses summed."""
+    keys = ("wins", "draws", "losses")
+    return [opponent for opponent, _ in read], {key: sum(data[key] for _, data in read) for key in keys}
 
 
 def rating(elo: int, reports: list[Path]) -> str:
     """One table row: the setting's rating on Stockfish's scale from all its rounds' reports, as
     `garfish rating` estimates it."""
-    levels, totals = pooled(reports)
+    levels, totals = pooled([level(report) for report in reports])
     estimate = rating_on_scale(levels)
     value = round(estimate.elo)
-    return (f"| {elo} | {levels[0].opponent:g} | {totals[0]} {totals[1]} {totals[2]} | {value} "
+    return (f"| {elo} | {levels[0].opponent:g} | {wdl(totals)} | {value} "
             f"[{estimate.lower:.0f}, {estimate.upper:.0f}] | {value - elo:+d} |")
 
 
 def ladder_table(reports: list[Path]) -> list[str]:
     """The --full-strength table: one row per Stockfish level, then all levels together."""
     rows = ["| Stockfish UCI_Elo | W D L | rating from this level [95%] |", "|---|---|---|"]
-    levels, totals = pooled(reports)
-    for report in reports:
-        opponent, data = level(report)
+    read = [level(report) for report in reports]
+    for opponent, data in read:
         estimate = rating_on_scale([opponent])
-        rows.append(f"| {opponent.opponent:g} | {data['wins']} {data['draws']} {data['losses']} | "
+        rows.append(f"| {opponent.opponent:g} | {wdl(data)} | "
                     f"{estimate.elo:.0f} [{estimate.lower:.0f}, {estimate.upper:.0f}] |")
+    levels, totals = pooled(read)
     combined = rating_on_scale(levels)
-    rows.append(f"| all | {totals[0]} {totals[1]} {totals[2]} | **{combined.elo:.0f}** "
+    rows.append(f"| all | {wdl(totals)} | **{combined.elo:.0f}** "
                 f"[{combined.lower:.0f}, {combined.upper:.0f}] |")
     return rows
 

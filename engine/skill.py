@@ -8,10 +8,15 @@ three numbers, each a named function of it:
   (the search always completes depth 1, and the clock still binds: it never thinks longer);
   none at ELO_MAX, the top of the range, which is the full search;
 - margin: the most, in centipawns, that a chosen line may score below the best line, from
-  MARGIN_AT_MIN at ELO_MIN down to 0 at BEST_LINE_ELO (linear);
+  MARGIN_AT_MIN at ELO_MIN through MARGIN_AT_KNEE at KNEE_ELO down to 0 at BEST_LINE_ELO
+  (linear between those points);
 - miss chance: the chance of not playing the best line when another line lies within the
-  margin, from MISS_AT_MIN at ELO_MIN down to 0 at BEST_LINE_ELO (linear); the other line is
-  drawn with a weight that falls linearly with its loss, to nothing at the margin.
+  margin, from MISS_AT_MIN at ELO_MIN through MISS_AT_KNEE at KNEE_ELO down to 0 at
+  BEST_LINE_ELO (linear between those points); the other line is drawn with a weight that
+  falls linearly with its loss, to nothing at the margin.
+
+The knee is there because the node budget stops weakening near the bottom (depth 1 always
+completes), so below KNEE_ELO the choice has to do more of the work.
 
 From BEST_LINE_ELO up only the node budget weakens, and only where the clock would allow more;
 ELO_MAX plays at full strength (one line, no budget). The constants were fitted to matches
@@ -40,9 +45,12 @@ ELO_MAX = 2200
 SKILL_MULTIPV = 4       # root lines searched to choose among
 NODES_AT_MIN = 130      # node budget per move at ELO_MIN ...
 ELO_PER_DOUBLING = 130  # ... doubled for every this many Elo
-MARGIN_AT_MIN = 320     # centipawns a chosen line may lose against the best at ELO_MIN ...
-MISS_AT_MIN = 0.6       # ... and the chance of playing another line (within the margin), both
-BEST_LINE_ELO = 2050    # falling linearly to 0 here: from this Elo up, line 1 is always played
+MARGIN_AT_MIN = 500     # centipawns a chosen line may lose against the best at ELO_MIN ...
+MISS_AT_MIN = 0.9       # ... and the chance of playing another line (within the margin),
+KNEE_ELO = 1400         # both falling linearly to these at KNEE_ELO ...
+MARGIN_AT_KNEE = 198
+MISS_AT_KNEE = 0.37
+BEST_LINE_ELO = 2050    # ... and on to 0 here: from this Elo up, line 1 is always played
 
 
 @dataclass(frozen=True)
@@ -56,10 +64,14 @@ class Skill:
         """The Elo within the range ELO_MIN..ELO_MAX."""
         return min(max(self.elo, ELO_MIN), ELO_MAX)
 
-    @property
-    def weakness(self) -> float:
-        """How much of the choice's weakening applies: 1.0 at ELO_MIN, falling to 0.0 at BEST_LINE_ELO."""
-        return max(0.0, (BEST_LINE_ELO - self.clamped) / (BEST_LINE_ELO - ELO_MIN))
+    def _ramp(self, at_min: float, at_knee: float) -> float:
+        """at_min at ELO_MIN, at_knee at KNEE_ELO, 0 from BEST_LINE_ELO up, linear in between."""
+        elo = self.clamped
+        if elo >= BEST_LINE_ELO:
+            return 0.0
+        if elo >= KNEE_ELO:
+            return at_knee * (BEST_LINE_ELO - elo) / (BEST_LINE_ELO - KNEE_ELO)
+        return at_knee + (at_min - at_knee) * (KNEE_ELO - elo) / (KNEE_ELO - ELO_MIN)
 
     @property
     def nodes(self) -> Optional[int]:
@@ -71,12 +83,12 @@ class Skill:
     @property
     def margin(self) -> int:
         """The most a chosen line may score below the best one, in centipawns."""
-        return round(MARGIN_AT_MIN * self.weakness)
+        return round(self._ramp(MARGIN_AT_MIN, MARGIN_AT_KNEE))
 
     @property
     def miss_chance(self) -> float:
         """The chance of playing another line than the best when one lies within the margin."""
-        return MISS_AT_MIN * self.weakness
+        return self._ramp(MISS_AT_MIN, MISS_AT_KNEE)
 
     @property
     def lines(self) -> int:

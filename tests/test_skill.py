@@ -11,7 +11,8 @@ import pytest
 
 from garfish.engine import Limits, Searcher
 from garfish.engine.bench import BENCH_FENS
-from garfish.engine.skill import BEST_LINE_ELO, ELO_MAX, ELO_MIN, SKILL_MULTIPV, Skill
+from garfish.engine.skill import (BEST_LINE_ELO, ELO_MAX, ELO_MIN, KNEE_ELO, MARGIN_AT_KNEE, MARGIN_AT_MIN,
+                                  MISS_AT_KNEE, MISS_AT_MIN, SKILL_MULTIPV, Skill)
 from garfish.engine.timeman import time_budget
 from garfish.engine.types import MATE_BOUND, mate_in, mated_in
 
@@ -40,6 +41,20 @@ def test_the_mapping_weakens_steadily_as_the_elo_falls() -> None:
     assert Skill(BEST_LINE_ELO - 1).lines == SKILL_MULTIPV and Skill(BEST_LINE_ELO).lines == 1
     # Beyond the range, the ends of the range.
     assert Skill(ELO_MIN - 500).nodes == Skill(ELO_MIN).nodes and Skill(ELO_MAX + 500).margin == Skill(ELO_MAX).margin
+
+
+def test_the_choice_ramps_through_the_knee_without_a_jump() -> None:
+    # The ends and the knee are where the constants say, and neighbouring Elos differ little.
+    assert (Skill(ELO_MIN).margin, Skill(ELO_MIN).miss_chance) == (MARGIN_AT_MIN, MISS_AT_MIN)
+    assert (Skill(KNEE_ELO).margin, Skill(KNEE_ELO).miss_chance) == (MARGIN_AT_KNEE, pytest.approx(MISS_AT_KNEE))
+    assert (Skill(BEST_LINE_ELO).margin, Skill(BEST_LINE_ELO).miss_chance) == (0, 0)
+    for elo in range(ELO_MIN, BEST_LINE_ELO):
+        low, high = Skill(elo), Skill(elo + 1)
+        assert 0 <= low.margin - high.margin <= 2 and 0 <= low.miss_chance - high.miss_chance < 0.002
+    # Below the knee the choice weakens faster per Elo than above it.
+    below = (Skill(ELO_MIN).margin - Skill(KNEE_ELO).margin) / (KNEE_ELO - ELO_MIN)
+    above = (Skill(KNEE_ELO).margin - Skill(BEST_LINE_ELO).margin) / (BEST_LINE_ELO - KNEE_ELO)
+    assert below > above
 
 
 def test_choose_stays_within_the_margin_and_keeps_mates() -> None:

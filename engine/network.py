@@ -9,8 +9,16 @@ Architecture (a perspective network, as in Stockfish's NNUE and the bullet train
   T (python-chess 1..6, pawn..king) on square S is feature `feature_index(P, C, T, S)` =
   (0 if C == P else 384) + (T - 1) * 64 + (S if P is White else S ^ 56): the board is seen from
   P's side, with P's own pieces first.
+- Input layout (king buckets): with layout KING_BUCKETS_4 each perspective's 768 features are
+  repeated for 4 buckets of its own king's square, and the board is seen in a mirror between the
+  a and h files when that king stands on the e-h files (seen from P's side), as in Stockfish's
+  HalfKA networks and bullet's king-bucketed ones. The input of a piece is then
+  768 * bucket + feature_index(P, C, T, S ^ 7 if mirrored else S), where the bucket is read from
+  KING_BUCKET_MAPS on the king's relative square (after the mirror): 0 ranks 1-2 on files a-b,
+  1 ranks 1-2 on files c-d, 2 ranks 3-4, 3 ranks 5-8 (so 3,072 inputs). Layout NO_KING_BUCKETS
+  (0) is the plain 768 (one bucket, no mirror).
 - Hidden layer: one accumulator of H int32 per perspective, acc_P = b1 + the sum of W1's rows
-  of P's active features (W1: int16 [768, H], b1: int16 [H], the same weights for both sides).
+  of P's active inputs (W1: int16 [inputs, H], b1: int16 [H], the same weights for both sides).
 - Activation, on each accumulator value x: c = clamp(x, 0, QA); CReLU uses c, SCReLU c * c.
 - Output bucket: b = min(B - 1, (pieces on the board - 2) * B // 32) for B buckets.
 - Output: the side to move's activations, then the other side's (2H values), dotted with
@@ -25,14 +33,17 @@ Architecture (a perspective network, as in Stockfish's NNUE and the bullet train
 A position and its colour mirror get the same evaluation by construction (the tests check it).
 
 File (little-endian), named `nn-<the first 12 hex digits of the file's SHA-256>.gfnn`:
-    header  MAGIC b"GFNN", then u16 version (1), u8 activation (0 CReLU, 1 SCReLU),
+    header  MAGIC b"GFNN", then u16 version (1, or 2 for a king-bucketed layout),
+            u8 activation (0 CReLU, 1 SCReLU),
             u8 base (0 none, 1 the hand-written evaluation; 0 in files made before bases),
-            u16 H, u16 B, u16 QA, u16 QB, u16 SCALE, u16 reserved (0),
+            u16 H, u16 B, u16 QA, u16 QB, u16 SCALE, u16 input layout (0 in version 1),
             u32 length of the description, then the description (UTF-8: data, command, loss)
-    body    W1 int16 [768][H], b1 int16 [H], W2 int16 [B][2H], b2 int32 [B]
+    body    W1 int16 [inputs][H], b1 int16 [H], W2 int16 [B][2H], b2 int32 [B]
     trailer the SHA-256 (32 bytes) of everything before it
+Version 1 files (all made before king buckets) keep their bytes and names; an engine that only
+reads version 1 refuses a version 2 file by its version.
 `read_network` refuses a file that is short, long, of another magic or version, out of
-range (H 1-4096, B 1-64, QA, QB and SCALE non-zero, a known base) or whose checksum does not match, with a
+range (H 1-4096, B 1-64, QA, QB and SCALE non-zero, a known base and layout) or whose checksum does not match, with a
 NetworkError saying why.
 """
 
@@ -48,15 +59,34 @@ import chess
 import numpy as np
 
 MAGIC = b"GFNN"
-VERSION = 1
+VERSION = 2  # the newest format this engine reads; version 1 files have no input layout
+PLAIN_VERSION = 1  # what a network without king buckets is written as (the bytes of older files)
 CRELU, SCRELU = 0, 1
 ACTIVATIONS = {CRELU: "CReLU", SCRELU: "SCReLU"}
 NO_BASE, CLASSIC_BASE = 0, 1
 BASES = {NO_BASE: "none", CLASSIC_BASE: "classic"}  # what the network's output is added to
-FEATURES = 768
+FEATURES = 768  # piece-square features per perspective and king bucket
+NO_KING_BUCKETS, KING_BUCKETS_4 = 0, 1
+LAYOUTS = {NO_KING_BUCKETS: "768", KING_BUCKETS_4: "4 king buckets x 768, mirrored"}
+
+
+def _king_bucket_map(layout: int) -> np.ndarray:
+    """int64 [64]: for the perspective's own king on a relative square (before any mirror), its
+    bucket times 8 plus the square XOR of the mirror (7, or 0 when there is none)."""
+    table = np.zeros(64, dtype=np.int64)
+    if layout == KING_BUCKETS_4:
+        for square in range(64):
+            flip = 7 if square % 8 >= 4 else 0
+            rank, file = (square ^ flip) // 8, (square ^ flip) % 8
+            bucket = (0 if file < 2 else 1) if rank < 2 else (2 if rank < 4 else 3)
+            table[square] = bucket * 8 + flip
+    return table
+
+
+KING_BUCKET_MAPS = {layout: _king_bucket_map(layout) for layout in LAYOUTS}
 MAX_HIDDEN = 4096
 MAX_BUCKETS = 64
-HEADER = struct.Struct("<4sHBBHHHHHHI")  # magic, version, activation, base, H, B, QA, QB, SCALE, reserved, len
+HEADER = struct.Struct("<4sHBBHHHHHHI")  # magic, version, activation, base, H, B, QA, QB, SCALE, layout, len
 CHECKSUM_SIZE = 32
 SUFFIX = ".gfnn"
 
@@ -73,12 +103,13 @@ class Network:
     qa: int
     qb: int
     scale: int
-    w1: np.ndarray  # int16 [768, H]
+    w1: np.ndarray  # int16 [inputs, H]: 768 times the layout's king buckets
     b1: np.ndarray  # int16 [H]
     w2: np.ndarray  # int16 [B, 2H]
     b2: np.ndarray  # int32 [B]
     description: str = ""
     base: int = NO_BASE  # CLASSIC_BASE: the output is a correction added to the hand-written evaluation
+    layout: int = NO_KING_BUCKETS  # the input layout (LAYOUTS)
 
     @property
     def hidden(self) -> int:
@@ -95,9 +126,23 @@ def feature_index(perspective: chess.Color, color: chess.Color, piece_type: int,
     return (0 if color == perspective else 384) + (piece_type - 1) * 64 + relative
 
 
-def active_features(board: chess.Board, perspective: chess.Color) -> list[int]:
-    """The active features of a board from one side, in square order."""
-    return [feature_index(perspective, piece.color, piece.piece_type, square)
+def input_count(layout: int) -> int:
+    """The inputs per perspective of a layout: 768 per king bucket."""
+    return FEATURES * (int(KING_BUCKET_MAPS[layout].max()) // 8 + 1)
+
+
+def king_view(layout: int, perspective: chess.Color, king: int) -> tuple[int, int]:
+    """(the first input of the bucket, the square XOR of the mirror) for the perspective whose own
+    king stands on square king."""
+    entry = int(KING_BUCKET_MAPS[layout][king if perspective == chess.WHITE else king ^ 56])
+    return FEATURES * (entry >> 3), entry & 7
+
+
+def active_features(board: chess.Board, perspective: chess.Color, layout: int = NO_KING_BUCKETS) -> list[int]:
+    """The active inputs of a board from one side in a layout, in square order."""
+    king = board.king(perspective)
+    offset, flip = king_view(layout, perspective, king if king is not None else chess.E1)
+    return [offset + feature_index(perspective, piece.color, piece.piece_type, square ^ flip)
             for square, piece in board.piece_map().items()]
 
 
@@ -112,7 +157,7 @@ def forward(network: Network, board: chess.Board) -> int:
     accumulators = []
     for perspective in (board.turn, not board.turn):
         acc = network.b1.astype(np.int64)
-        for feature in active_features(board, perspective):
+        for feature in active_features(board, perspective, network.layout):
             acc = acc + network.w1[feature].astype(np.int64)
         accumulators.append(np.clip(acc, 0, network.qa))
     active = np.concatenate(accumulators)
@@ -134,8 +179,9 @@ def forward(network: Network, board: chess.Board) -> int:
 def encode_network(network: Network) -> bytes:
     """The file's bytes for a network."""
     description = network.description.encode("utf-8")
-    header = HEADER.pack(MAGIC, VERSION, network.activation, network.base, network.hidden, network.buckets, network.qa,
-                         network.qb, network.scale, 0, len(description))
+    version = PLAIN_VERSION if network.layout == NO_KING_BUCKETS else VERSION
+    header = HEADER.pack(MAGIC, version, network.activation, network.base, network.hidden, network.buckets, network.qa,
+                         network.qb, network.scale, network.layout, len(description))
     body = b"".join([
         np.ascontiguousarray(network.w1, dtype="<i2").tobytes(),
         np.ascontiguousarray(network.b1, dtype="<i2").tobytes(),
@@ -163,18 +209,21 @@ def decode_network(data: bytes) -> Network:
     """A network from a file's bytes (NetworkError if they are not a valid network)."""
     if len(data) < HEADER.size + CHECKSUM_SIZE:
         raise NetworkError(f"too short for a network file ({len(data)} bytes)")
-    magic, version, activation, base, hidden, buckets, qa, qb, scale, _, text_length = HEADER.unpack_from(data)
+    magic, version, activation, base, hidden, buckets, qa, qb, scale, layout, text_length = HEADER.unpack_from(data)
     if magic != MAGIC:
         raise NetworkError(f"not a Garfish network (magic {magic!r}, expected {MAGIC!r})")
-    if version != VERSION:
-        raise NetworkError(f"network format version {version}, this engine reads version {VERSION}")
+    if version not in (PLAIN_VERSION, VERSION):
+        raise NetworkError(f"network format version {version}, this engine reads versions {PLAIN_VERSION}-{VERSION}")
+    if layout not in LAYOUTS or (version == PLAIN_VERSION and layout != NO_KING_BUCKETS):
+        raise NetworkError(f"unknown input layout {layout} (in a version {version} file)")
     if activation not in ACTIVATIONS:
         raise NetworkError(f"unknown activation {activation}")
     if base not in BASES:
         raise NetworkError(f"unknown base evaluation {base}")
     if not (1 <= hidden <= MAX_HIDDEN and 1 <= buckets <= MAX_BUCKETS and qa and qb and scale):
         raise NetworkError(f"sizes out of range (H {hidden}, B {buckets}, QA {qa}, QB {qb}, SCALE {scale})")
-    sizes = [FEATURES * hidden * 2, hidden * 2, buckets * 2 * hidden * 2, buckets * 4]
+    inputs = input_count(layout)
+    sizes = [inputs * hidden * 2, hidden * 2, buckets * 2 * hidden * 2, buckets * 4]
     expected = HEADER.size + text_length + sum(sizes) + CHECKSUM_SIZE
     if len(data) != expected:
         raise NetworkError(f"{len(data)} bytes where the header implies {expected} (truncated or padded)")
@@ -189,12 +238,12 @@ def decode_network(data: bytes) -> Network:
     offset += text_length
     arrays = []
     for size, dtype, shape in zip(sizes, ("<i2", "<i2", "<i2", "<i4"),
-                                  ((FEATURES, hidden), (hidden,), (buckets, 2 * hidden), (buckets,))):
+                                  ((inputs, hidden), (hidden,), (buckets, 2 * hidden), (buckets,))):
         arrays.append(np.frombuffer(data, dtype=dtype, count=size // np.dtype(dtype).itemsize,
                                     offset=offset).reshape(shape).astype(dtype[1:]))
         offset += size
     w1, b1, w2, b2 = arrays
-    return Network(activation, qa, qb, scale, w1, b1, w2, b2, description, base)
+    return Network(activation, qa, qb, scale, w1, b1, w2, b2, description, base, layout)
 
 
 def read_network(path: Union[str, Path]) -> Network:

@@ -13,8 +13,10 @@ Two kernels:
   NetworkBoard, together with the bitboards it was made from, and makes a ply's pair from the
   ply before's by subtracting the rows of the pieces gone and adding those of the pieces come
   (from the two positions' bitboards: 2 to 4 rows for a move, none for a null move), or from
-  scratch when more than two pieces went or came. It never trusts the search to keep the plies
-  in step: whatever a slot holds, the update is exact.
+  scratch when more than two pieces went or came. With king buckets (engine.network), a
+  perspective whose king moved into another bucket or across the d-e line (its mirror) is made
+  from scratch, the other one still updated. It never trusts the search to keep the plies in
+  step: whatever a slot holds, the update is exact.
 
 From scratch or incremental (the issue's question), measured by `.venv/bin/python
 scripts/nnue_speed.py --rounds 15 [--activation crelu]`: the cost of one evaluation, Python call
@@ -46,16 +48,17 @@ from garfish.engine.bits import ONE, lsb, popcount
 from garfish.engine.board import SearchBoard
 from garfish.engine.evaluate import evaluate_kernel
 from garfish.engine.flags import FLAG_BITS, FLAGS_MASK, ILLEGAL_FLAG, attack_flags, side_attacks
-from garfish.engine.network import CLASSIC_BASE, FEATURES, SCRELU, Network
+from garfish.engine.network import CLASSIC_BASE, FEATURES, KING_BUCKET_MAPS, NO_KING_BUCKETS, SCRELU, Network
 from garfish.engine.types import MAX_PLY, TB_WIN_BOUND
 
-# The kernels' weight matrix, int16 [771 + 2B, H]: W1's 768 rows, b1, a row of zeros, then for
-# each output bucket b the side to move's half of W2[b] and the other side's half.
-BIAS_ROW = FEATURES
-ZERO_ROW = FEATURES + 1  # all zero: the row of "no piece" in an update
-OUTPUT_ROW = FEATURES + 2
-# The kernels' int64 parameters: activation, QA, QB, SCALE, base, then b2 (one per bucket).
-ACTIVATION, QA, QB, SCALE, BASE, OUTPUT_BIAS = 0, 1, 2, 3, 4, 5
+# The kernels' weight matrix, int16 [inputs + 3 + 2B, H]: W1's rows (768 per king bucket), b1, a
+# row of zeros, then for each output bucket b the side to move's half of W2[b] and the other
+# side's half. Its row numbers past W1 are counted from params[INPUTS].
+# The kernels' int64 parameters: activation, QA, QB, SCALE, base, the number of inputs, the
+# layout's king map (64 entries, engine.network.KING_BUCKET_MAPS: bucket * 8 + mirror XOR for the
+# perspective's own king on a relative square), then b2 (one per output bucket).
+ACTIVATION, QA, QB, SCALE, BASE, INPUTS, KING_MAP = 0, 1, 2, 3, 4, 5, 6
+OUTPUT_BIAS = KING_MAP + 64
 # A score at or beyond TB_WIN_BOUND would read as a tablebase win: a network's is held below it
 # (no realistic network comes near; forward() itself is not bounded).
 SCORE_LIMIT = TB_WIN_BOUND - 1
@@ -80,51 +83,58 @@ def _network_flags(pawns, knights, bishops, rooks, queens, kings, black, white, 
 
 
 @njit(cache=True)
-def _refresh(acc_white, acc_black, pieces, white, weights):
-    """White's and Black's accumulators from scratch: b1 plus the rows of every piece's feature."""
+def _king_view(params, king, relative):
+    """(first input of the king's bucket, square XOR) of the perspective whose king stands on
+    square king; relative: 56 for Black's perspective (its board seen from its side), 0 for White's."""
+    entry = params[KING_MAP + (np.int64(lsb(king)) ^ relative)]
+    return (entry >> 3) * FEATURES, (entry & 7) ^ relative
+
+
+@njit(cache=True)
+def _refresh(acc, pieces, own, weights, bias_row, offset, xor):
+    """One perspective's accumulator from scratch: b1 plus the rows of every piece's input (own:
+    that side's pieces; offset, xor: its king view, _king_view)."""
     hidden = weights.shape[1]
-    bias = weights[BIAS_ROW]
+    bias = weights[bias_row]
     for j in range(hidden):
-        acc_white[j] = bias[j]
-        acc_black[j] = bias[j]
+        acc[j] = bias[j]
     for kind in range(6):
         bb = pieces[kind]
         while bb:
             sq = np.int64(lsb(bb))
-            is_white = (ONE << np.uint64(sq)) & white
+            side = OWN if (ONE << np.uint64(sq)) & own else ENEMY
             bb &= bb - ONE
-            row_white = weights[kind * 64 + (OWN if is_white else ENEMY) + sq]
-            row_black = weights[kind * 64 + (ENEMY if is_white else OWN) + (sq ^ 56)]
+            row = weights[offset + kind * 64 + side + (sq ^ xor)]
             for j in range(hidden):
-                acc_white[j] += row_white[j]
-                acc_black[j] += row_black[j]
+                acc[j] += row[j]
 
 
 @njit(cache=True)
-def _collect(squares, base_white, base_black, count, first, second):
-    """Add the rows of the pieces on squares (features base + square in White's view, base +
-    flipped square in Black's) to a list of at most two (first, second: (White's row, Black's
-    row), count of them so far); the new count, -1 when there would be more than two."""
+def _collect(squares, base_white, xor_white, base_black, xor_black, count, first, second):
+    """Add the rows of the pieces on squares (inputs base + (square ^ xor), White's and Black's)
+    to a list of at most two (first, second: (White's row, Black's row), count of them so far); the
+    new count, -1 when there would be more than two."""
     while squares:
         if count == 2:
             return -1, first, second
         sq = np.int64(lsb(squares))
         squares &= squares - ONE
         if count == 0:
-            first = (base_white + sq, base_black + (sq ^ 56))
+            first = (base_white + (sq ^ xor_white), base_black + (sq ^ xor_black))
         else:
-            second = (base_white + sq, base_black + (sq ^ 56))
+            second = (base_white + (sq ^ xor_white), base_black + (sq ^ xor_black))
         count += 1
     return count, first, second
 
 
 @njit(cache=True)
-def _changes(parent, pieces, white, black):
-    """The feature rows that turn the parent position's accumulators into this position's: two
-    pieces gone and two come, each as (White's row, Black's row), ZERO_ROW where fewer changed;
-    or None when more than two pieces left or came (a move moves at most two each way), the
+def _changes(parent, pieces, white, black, zero_row, view_white, view_black):
+    """The input rows that turn the parent position's accumulators into this position's (each
+    perspective in its king view of this position, view_white and view_black: (offset, xor)): two
+    pieces gone and two come, each as (White's row, Black's row), zero_row where fewer changed; or
+    None when more than two pieces left or came (a move moves at most two each way), the
     accumulators then to be made from scratch."""
-    none = (ZERO_ROW, ZERO_ROW)
+    none = (zero_row, zero_row)
     gone, gone1, gone2 = 0, none, none
     came, came1, came2 = 0, none, none
     for kind in range(6):
@@ -133,11 +143,13 @@ def _changes(parent, pieces, white, black):
             after = pieces[kind] & (white if is_white else black)
             if before == after:
                 continue
-            base_white = kind * 64 + (OWN if is_white else ENEMY)
-            base_black = kind * 64 + (ENEMY if is_white else OWN)
+            base_white = view_white[0] + kind * 64 + (OWN if is_white else ENEMY)
+            base_black = view_black[0] + kind * 64 + (ENEMY if is_white else OWN)
             stayed = before & after
-            gone, gone1, gone2 = _collect(before ^ stayed, base_white, base_black, gone, gone1, gone2)
-            came, came1, came2 = _collect(after ^ stayed, base_white, base_black, came, came1, came2)
+            gone, gone1, gone2 = _collect(before ^ stayed, base_white, view_white[1], base_black, view_black[1],
+                                          gone, gone1, gone2)
+            came, came1, came2 = _collect(after ^ stayed, base_white, view_white[1], base_black, view_black[1],
+                                          came, came1, came2)
             if gone < 0 or came < 0:
                 return None
     return gone1, gone2, came1, came2
@@ -151,8 +163,9 @@ def _output(acc_us, acc_them, occ, weights, params):
     buckets = params.shape[0] - OUTPUT_BIAS
     qa = params[QA]
     bucket = min(buckets - 1, max(np.int64(popcount(occ)) - 2, 0) * buckets // 32)
-    w_us = weights[OUTPUT_ROW + 2 * bucket]
-    w_them = weights[OUTPUT_ROW + 2 * bucket + 1]
+    output_row = params[INPUTS] + 2  # past W1, b1 and the zero row
+    w_us = weights[output_row + 2 * bucket]
+    w_them = weights[output_row + 2 * bucket + 1]
     # Exact in integers (QA, QB, SCALE <= 65535, |w| <= 32768, 2H <= 8192): c = clamp(x, 0, QA)
     # fits int32; a CReLU product c * w is at most 65535 * 32768 < 2^31, and an SCReLU one
     # c * c * w at most 2^31 when QA <= 256: those are multiplied in int32 (the truncations say
@@ -205,24 +218,39 @@ def _evaluate(pawns, knights, bishops, rooks, queens, kings, black, white, turn,
     acc_white = state[slot, :hidden]
     acc_black = state[slot, hidden:2 * hidden]
     pieces = (pawns, knights, bishops, rooks, queens, kings)
-    fresh = True
+    bias_row = params[INPUTS]
+    view_white = _king_view(params, kings & white, 0)
+    view_black = _king_view(params, kings & black, 56)
+    fresh_white = fresh_black = True
     if slot > 0:
-        changes = _changes(state[slot - 1, 2 * hidden:].view(np.uint64), pieces, white, black)
-        if changes is not None:
-            # One pass: the parent's accumulators, less the rows of the pieces gone, plus those come.
-            fresh = False
-            gone1, gone2, came1, came2 = changes
-            from_white = state[slot - 1, :hidden]
-            from_black = state[slot - 1, hidden:2 * hidden]
-            gone_w1, gone_w2 = weights[gone1[0]], weights[gone2[0]]
-            came_w1, came_w2 = weights[came1[0]], weights[came2[0]]
-            gone_b1, gone_b2 = weights[gone1[1]], weights[gone2[1]]
-            came_b1, came_b2 = weights[came1[1]], weights[came2[1]]
-            for j in range(hidden):
-                acc_white[j] = from_white[j] - gone_w1[j] - gone_w2[j] + came_w1[j] + came_w2[j]
-                acc_black[j] = from_black[j] - gone_b1[j] - gone_b2[j] + came_b1[j] + came_b2[j]
-    if fresh:
-        _refresh(acc_white, acc_black, pieces, white, weights)
+        parent = state[slot - 1, 2 * hidden:].view(np.uint64)
+        parent_kings_white, parent_kings_black = parent[5] & parent[7], parent[5] & parent[6]
+        if parent_kings_white and parent_kings_black:
+            # A perspective whose king changed bucket or mirror is made from scratch; the other
+            # is updated from the parent's, less the rows of the pieces gone, plus those come.
+            same_white = _king_view(params, parent_kings_white, 0) == view_white
+            same_black = _king_view(params, parent_kings_black, 56) == view_black
+            changes = _changes(parent, pieces, white, black, bias_row + 1, view_white, view_black)
+            if changes is not None:
+                gone1, gone2, came1, came2 = changes
+                if same_white:
+                    fresh_white = False
+                    source = state[slot - 1, :hidden]
+                    gone_1, gone_2 = weights[gone1[0]], weights[gone2[0]]
+                    came_1, came_2 = weights[came1[0]], weights[came2[0]]
+                    for j in range(hidden):
+                        acc_white[j] = source[j] - gone_1[j] - gone_2[j] + came_1[j] + came_2[j]
+                if same_black:
+                    fresh_black = False
+                    source = state[slot - 1, hidden:2 * hidden]
+                    gone_1, gone_2 = weights[gone1[1]], weights[gone2[1]]
+                    came_1, came_2 = weights[came1[1]], weights[came2[1]]
+                    for j in range(hidden):
+                        acc_black[j] = source[j] - gone_1[j] - gone_2[j] + came_1[j] + came_2[j]
+    if fresh_white:
+        _refresh(acc_white, pieces, white, weights, bias_row, view_white[0], view_white[1])
+    if fresh_black:
+        _refresh(acc_black, pieces, black, weights, bias_row, view_black[0], view_black[1])
     record = state[slot, 2 * hidden:].view(np.uint64)
     for kind in range(6):
         record[kind] = pieces[kind]
@@ -267,13 +295,15 @@ class NetworkEvaluator:
             network.w1.astype(np.int16), network.b1.astype(np.int16).reshape(1, hidden),
             np.zeros((1, hidden), dtype=np.int16), network.w2.astype(np.int16).reshape(2 * buckets, hidden)]))
         self.params = np.array([network.activation, network.qa, network.qb, network.scale, network.base,
+                                network.w1.shape[0], *KING_BUCKET_MAPS[network.layout].tolist(),
                                 *network.b2.tolist()], dtype=np.int64)
 
     def describe(self) -> str:
         """One line about the network: name, sizes and activation."""
         activation = "SCReLU" if self.network.activation == SCRELU else "CReLU"
         base = ", added to the hand-written evaluation" if self.network.base == CLASSIC_BASE else ""
-        return (f"{self.name} (768x2 -> {self.network.hidden}x2 {activation} -> 1, "
+        inputs = "768" if self.network.layout == NO_KING_BUCKETS else f"{self.network.w1.shape[0]} (king buckets)"
+        return (f"{self.name} ({inputs}x2 -> {self.network.hidden}x2 {activation} -> 1, "
                 f"{self.network.buckets} output bucket{'s' if self.network.buckets > 1 else ''}{base})")
 
     def evaluate_packed(self, board: chess.Board) -> int:

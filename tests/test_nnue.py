@@ -17,25 +17,30 @@ import pytest
 
 from conftest import ROOT, data_missing, run_interpreted
 from garfish.engine.evaluate import FLAG_BITS, FLAGS_MASK, ILLEGAL_FLAG, evaluate_packed
-from garfish.engine.network import CLASSIC_BASE, CRELU, FEATURES, SCRELU, Network, forward, write_network
+from garfish.engine.network import (
+    CLASSIC_BASE, CRELU, FEATURES, KING_BUCKETS_4, NO_KING_BUCKETS, SCRELU, Network, forward, write_network,
+)
 from garfish.engine.nnue import SCORE_LIMIT, STATE_PLIES, NetworkBoard, NetworkEvaluator
 from garfish.engine.search import SearchInfo, Searcher
 from garfish.engine.types import Limits
 from positions import random_game_boards
 from test_network import random_network
 
-# (activation, H, buckets, QA): both activations, four sizes, one and eight buckets; and a QA
-# above 256, for which SCReLU's products take the kernels' int64 path.
-NETWORKS = [(activation, hidden, buckets, 255) for activation in (CRELU, SCRELU) for hidden in (8, 64, 128, 256)
-            for buckets in (1, 8)] + [(CRELU, 64, 8, 1000), (SCRELU, 64, 8, 1000)]
+# (activation, H, buckets, QA, layout): both activations, four sizes, one and eight buckets; a QA
+# above 256, for which SCReLU's products take the kernels' int64 path; and king buckets.
+NETWORKS = [(activation, hidden, buckets, 255, NO_KING_BUCKETS) for activation in (CRELU, SCRELU)
+            for hidden in (8, 64, 128, 256) for buckets in (1, 8)] \
+    + [(CRELU, 64, 8, 1000, NO_KING_BUCKETS), (SCRELU, 64, 8, 1000, NO_KING_BUCKETS)] \
+    + [(CRELU, 64, 8, 255, KING_BUCKETS_4), (SCRELU, 128, 8, 255, KING_BUCKETS_4), (CRELU, 8, 1, 255, KING_BUCKETS_4)]
 RANDOM_PLAY = [board for index, board in enumerate(random_game_boards(games=24, seed=13)) if index % 2 == 0]
 TRAINING_LINES = 25_000  # lines read from the start of each training file ...
 TRAINING_EVERY = 20  # ... and every 20th position of them checked from scratch
 
 
-def make_network(activation: int, hidden: int, buckets: int, qa: int) -> Network:
-    """A random network in realistic ranges (test_network's), with this QA."""
-    return dataclasses.replace(random_network(activation, hidden, buckets, seed=hidden * 10 + buckets), qa=qa)
+def make_network(activation: int, hidden: int, buckets: int, qa: int, layout: int = NO_KING_BUCKETS) -> Network:
+    """A random network in realistic ranges (test_network's), with this QA and input layout."""
+    return dataclasses.replace(random_network(activation, hidden, buckets, seed=hidden * 10 + buckets, layout=layout),
+                               qa=qa)
 
 
 def expected(network: Network, board: chess.Board) -> int:
@@ -69,10 +74,10 @@ def search_walk(evaluator: NetworkEvaluator, games: int, seed: int) -> Iterator[
             yield board, packed
 
 
-@pytest.mark.parametrize(("activation", "hidden", "buckets", "qa"), NETWORKS)
+@pytest.mark.parametrize(("activation", "hidden", "buckets", "qa", "layout"), NETWORKS)
 def test_the_kernels_give_the_reference_score_and_the_hand_written_flags(activation: int, hidden: int,
-                                                                          buckets: int, qa: int) -> None:
-    network = make_network(activation, hidden, buckets, qa)
+                                                                          buckets: int, qa: int, layout: int) -> None:
+    network = make_network(activation, hidden, buckets, qa, layout)
     evaluator = NetworkEvaluator(network)
     for board in RANDOM_PLAY:
         assert evaluator.evaluate_packed(board) == expected(network, board), board.fen()
@@ -87,8 +92,9 @@ def test_the_kernels_give_the_reference_score_and_the_hand_written_flags(activat
 
 
 @pytest.mark.parametrize("activation", [CRELU, SCRELU])
-def test_a_position_and_its_colour_mirror_get_the_same_score(activation: int) -> None:
-    evaluator = NetworkEvaluator(make_network(activation, 64, 8, 255))
+@pytest.mark.parametrize("layout", [NO_KING_BUCKETS, KING_BUCKETS_4])
+def test_a_position_and_its_colour_mirror_get_the_same_score(activation: int, layout: int) -> None:
+    evaluator = NetworkEvaluator(make_network(activation, 64, 8, 255, layout))
     for board in RANDOM_PLAY:
         assert evaluator.evaluate(board.mirror()) == evaluator.evaluate(board), board.fen()
     for board, packed in search_walk(evaluator, games=1, seed=5):
@@ -174,10 +180,13 @@ def training_games(data: Path) -> list[list[tuple[str, chess.Move]]]:
     return games
 
 
-@pytest.mark.parametrize(("activation", "hidden", "buckets"), [(CRELU, 128, 8), (SCRELU, 256, 8), (SCRELU, 64, 1)])
+@pytest.mark.parametrize(("activation", "hidden", "buckets", "layout"),
+                         [(CRELU, 128, 8, NO_KING_BUCKETS), (SCRELU, 256, 8, NO_KING_BUCKETS),
+                          (SCRELU, 64, 1, NO_KING_BUCKETS), (SCRELU, 128, 8, KING_BUCKETS_4)])
 def test_the_kernels_are_exact_on_the_training_positions(training_games: list[list[tuple[str, chess.Move]]],
-                                                         activation: int, hidden: int, buckets: int) -> None:
-    network = make_network(activation, hidden, buckets, 255)
+                                                         activation: int, hidden: int, buckets: int,
+                                                         layout: int) -> None:
+    network = make_network(activation, hidden, buckets, 255, layout)
     evaluator = NetworkEvaluator(network)
     fens = [fen for game in training_games for fen, _ in game]
     for fen in fens[::TRAINING_EVERY]:
@@ -205,8 +214,8 @@ def test_compiled_and_interpreted_kernels_agree() -> None:
         "from test_nnue import make_network\n"
         "moves = json.loads(sys.stdin.read())\n"
         "results = []\n"
-        "for activation, qa in ((0, 255), (1, 255), (1, 1000)):\n"
-        "    evaluator = NetworkEvaluator(make_network(activation, 4, 2, qa))\n"
+        "for activation, qa, layout in ((0, 255, 0), (1, 255, 0), (1, 1000, 0), (1, 255, 1)):\n"
+        "    evaluator = NetworkEvaluator(make_network(activation, 4, 2, qa, layout))\n"
         "    board = evaluator.search_board(chess.Board())\n"
         "    results.append([int(board.evaluate_packed()), evaluator.evaluate_packed(board)])\n"
         "    for uci in moves:\n"
@@ -214,8 +223,9 @@ def test_compiled_and_interpreted_kernels_agree() -> None:
         "print(json.dumps(results))\n"
     )
     results = iter(run_interpreted(code, moves))
-    for activation, qa in ((CRELU, 255), (SCRELU, 255), (SCRELU, 1000)):
-        network = make_network(activation, 4, 2, qa)
+    for activation, qa, layout in ((CRELU, 255, NO_KING_BUCKETS), (SCRELU, 255, NO_KING_BUCKETS),
+                                   (SCRELU, 1000, NO_KING_BUCKETS), (SCRELU, 255, KING_BUCKETS_4)):
+        network = make_network(activation, 4, 2, qa, layout)
         board = chess.Board()
         assert next(results) == [expected(network, board)] * 2
         for uci in moves:

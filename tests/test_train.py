@@ -18,7 +18,8 @@ import pytest
 from conftest import ROOT, require_train_extra
 from garfish.engine.evaluate import evaluate
 from garfish.engine.network import (
-    CLASSIC_BASE, CRELU, NO_BASE, SCRELU, active_features, forward, output_bucket, read_network,
+    CLASSIC_BASE, CRELU, KING_BUCKETS_4, NO_BASE, NO_KING_BUCKETS, SCRELU, active_features, forward, output_bucket,
+    read_network,
 )
 from garfish.train.cli import main as train_main
 from garfish.train.data import (
@@ -149,16 +150,20 @@ def test_the_cache_is_read_on_the_second_run_and_keyed_by_content(tmp_path: Path
     assert not cached and len(changed) == 200 and len(list(cache.iterdir())) == 2
 
 
-def test_features_are_the_networks_active_features_from_the_side_to_move(lines: list[str]) -> None:
+@pytest.mark.parametrize("layout", [NO_KING_BUCKETS, KING_BUCKETS_4])
+def test_features_are_the_networks_active_features_from_the_side_to_move(lines: list[str], layout: int) -> None:
     positions = parse_lines(lines)
-    inputs = features(positions, buckets=8)
+    inputs = features(positions, buckets=8, layout=layout)
     for row, line in enumerate(lines):
         board = chess.Board(line.split(";")[0])
         count = inputs.count[row]
         assert count == len(board.piece_map()) and (inputs.us[row, count:] == -1).all()
-        assert sorted(inputs.us[row, :count].tolist()) == sorted(active_features(board, board.turn))
-        assert sorted(inputs.them[row, :count].tolist()) == sorted(active_features(board, not board.turn))
+        assert sorted(inputs.us[row, :count].tolist()) == sorted(active_features(board, board.turn, layout))
+        assert sorted(inputs.them[row, :count].tolist()) == sorted(active_features(board, not board.turn, layout))
         assert inputs.bucket[row] == output_bucket(count, 8)
+    if layout == KING_BUCKETS_4:  # every bucket is used, by both sides
+        used = np.concatenate([inputs.us[inputs.us >= 0], inputs.them[inputs.them >= 0]]) // 768
+        assert set(used.tolist()) == {0, 1, 2, 3}
 
 
 def test_mirrors_swap_the_wings_and_keep_the_labels(lines: list[str]) -> None:
@@ -282,27 +287,34 @@ def test_an_interrupted_run_resumed_ends_as_the_whole_run(torch: Any, data_file:
     assert "resumed by: garfish train" in resumed.description
 
 
-@pytest.mark.parametrize("activation, buckets, base", [(SCRELU, 8, NO_BASE), (CRELU, 1, NO_BASE),
-                                                      (SCRELU, 8, CLASSIC_BASE)])
+@pytest.mark.parametrize("activation, buckets, base, layout", [
+    (SCRELU, 8, NO_BASE, NO_KING_BUCKETS), (CRELU, 1, NO_BASE, NO_KING_BUCKETS),
+    (SCRELU, 8, CLASSIC_BASE, NO_KING_BUCKETS), (SCRELU, 8, CLASSIC_BASE, KING_BUCKETS_4)])
 def test_the_quantized_network_in_integers_equals_engine_forward(torch: Any, lines: list[str], activation: int,
-                                                                  buckets: int, base: int) -> None:
+                                                                  buckets: int, base: int, layout: int) -> None:
     """The trainer's int64 forward pass of the quantized weights gives engine.network.forward's
-    evaluation, from FEN to centipawns, on every position (accumulators clipped at 0 and QA)."""
-    from garfish.train.model import Architecture, Model, integer_forward, quantize
+    evaluation, from FEN to centipawns, on every position (accumulators clipped at 0 and QA); with
+    king buckets, of the factor and the buckets' own rows summed."""
+    from garfish.train.model import Architecture, Model, integer_forward, make_batch, quantize
 
-    inputs = features(parse_lines(lines), buckets, base)
+    inputs = features(parse_lines(lines), buckets, base, layout=layout)
     torch.manual_seed(0)
-    model = Model(Architecture(16, buckets, activation, base=base))
+    model = Model(Architecture(16, buckets, activation, base=base, layout=layout))
     with torch.no_grad():
-        model.w1.uniform_(-0.4, 0.4)
+        if layout != NO_KING_BUCKETS:
+            model.factor.uniform_(-0.2, 0.2)
+        model.w1.uniform_(-0.2 if layout else -0.4, 0.2 if layout else 0.4)
         model.b1.uniform_(-0.5, 1.2)
         model.w2.uniform_(-3.0, 3.0)
         model.b2.uniform_(-2.0, 2.0)
     network = quantize(model)
-    assert network.base == base
+    assert network.base == base and network.layout == layout and network.w1.shape[0] == (4 if layout else 1) * 768
     ours = integer_forward(network, inputs, np.arange(len(lines))).tolist()
     assert ours == [forward(network, chess.Board(line.split(";")[0])) for line in lines]
     assert len(lines) > 2000 and len(set(ours)) > 500
+    with torch.no_grad():
+        floats = model(make_batch(inputs, np.arange(len(lines)))).double().numpy() * model.arch.scale
+    assert np.abs(floats - ours).mean() < 0.02 * np.abs(floats).mean()  # rounding, not a missing term
 
 
 def test_the_loss_falls_on_learnable_data(torch: Any, tmp_path: Path) -> None:
@@ -407,6 +419,34 @@ def test_merged_networks_evaluate_as_the_mean_of_their_members(torch: Any, data_
     assert np.abs(ours - mean).max() < 10
     sample = rows[::50]
     assert [forward(merged, chess.Board(lines[row].split(";")[0])) for row in sample] == ours[sample].tolist()
+
+
+def test_king_bucketed_networks_train_merge_and_run_in_the_engine(torch: Any, data_file: Path, lines: list[str],
+                                                                  tmp_path: Path) -> None:
+    """--king-buckets: members trained and merged keep the layout; the engine's kernels give the
+    trainer's integer evaluation; a plain and a bucketed checkpoint are not merged."""
+    from garfish.engine.nnue import NetworkEvaluator
+    from garfish.train.model import integer_forward
+
+    paths = [train(data_file, tmp_path / f"k{seed}", "--epochs", "1", "--seed", str(seed), "--base", "classic",
+                   "--king-buckets") for seed in (1, 2)]
+    merged_path = train(data_file, tmp_path / "merged", "--base", "classic", "--king-buckets",
+                        "--merge", *(str(path.with_suffix(".pt")) for path in paths))
+    merged = read_network(merged_path)
+    assert merged.layout == KING_BUCKETS_4 and merged.w1.shape == (4 * 768, 16)
+    assert "inputs 4 king buckets" in merged.description
+    # Trained factorised: the buckets differ, but share most of what they learnt.
+    first, last = merged.w1[:768].astype(np.int64), merged.w1[3 * 768:].astype(np.int64)
+    assert (first != last).any() and np.corrcoef(first.ravel(), last.ravel())[0, 1] > 0.5
+    positions = parse_lines(lines)
+    inputs = features(positions, 1, CLASSIC_BASE, layout=KING_BUCKETS_4)
+    sample = np.arange(0, len(positions), 25)
+    ours = integer_forward(merged, inputs, sample).tolist()
+    evaluator = NetworkEvaluator(merged)
+    assert [evaluator.evaluate(chess.Board(lines[row].split(";")[0])) for row in sample] == ours
+    plain = train(data_file, tmp_path / "plain", "--epochs", "1", "--base", "classic")
+    assert train_main([str(data_file), "-o", str(tmp_path / "out"), "--no-cache", "--base", "classic", "--merge",
+                       str(paths[0].with_suffix(".pt")), str(plain.with_suffix(".pt"))]) == 2
 
 
 def test_networks_of_different_options_are_not_merged(torch: Any, data_file: Path, tmp_path: Path,

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from garfish.engine.network import BASES, CRELU, MAX_BUCKETS, MAX_HIDDEN, NO_BASE, SCRELU
+from garfish.engine.network import BASES, CRELU, KING_BUCKETS_4, MAX_BUCKETS, MAX_HIDDEN, NO_BASE, NO_KING_BUCKETS, SCRELU
 from garfish.train.data import Filters, default_cache
 
 PROG = "garfish train"
@@ -55,6 +55,7 @@ class TrainConfig:
     qb: int = 64
     scale: int = 400
     base: int = NO_BASE
+    layout: int = NO_KING_BUCKETS  # the input layout (engine.network.LAYOUTS)
     lam: float = 0.75
     k: float = 400.0
     eval_k: Optional[float] = None  # the evaluation's sigmoid scale; None: K, or with a base the base's fitted K'
@@ -88,6 +89,9 @@ def build_parser() -> argparse.ArgumentParser:
     net.add_argument("--hidden", type=int, default=128, help="accumulator size H per side (default 128)")
     net.add_argument("--activation", choices=sorted(ACTIVATION_NAMES), default="screlu", help="default screlu")
     net.add_argument("--buckets", type=int, default=1, help="output buckets by piece count (default 1)")
+    net.add_argument("--king-buckets", action="store_true",
+                     help="inputs in 4 buckets of the own king's square, the board mirrored when the king is "
+                          "on the e-h files (3,072 inputs per side; default: the plain 768)")
     net.add_argument("--qa", type=int, default=255, help="quantization of the accumulator (default 255)")
     net.add_argument("--qb", type=int, default=64, help="quantization of the output weights (default 64)")
     net.add_argument("--scale", type=int, default=400, help="centipawns per output unit (default 400)")
@@ -178,7 +182,8 @@ def config_from(args: argparse.Namespace, argv: list[str]) -> tuple[Optional[Tra
     return TrainConfig(
         files=files, output=args.output, hidden=args.hidden, buckets=args.buckets,
         activation=ACTIVATION_NAMES[args.activation], qa=args.qa, qb=args.qb, scale=args.scale,
-        base={name: code for code, name in BASES.items()}[args.base], lam=args.lam, k=args.k, eval_k=args.eval_k, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, lr_final=args.lr_final,
+        base={name: code for code, name in BASES.items()}[args.base],
+        layout=KING_BUCKETS_4 if args.king_buckets else NO_KING_BUCKETS, lam=args.lam, k=args.k, eval_k=args.eval_k, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, lr_final=args.lr_final,
         optimizer=args.optimizer, weight_decay=args.weight_decay, seed=args.seed, val_fraction=args.val_fraction,
         val_seed=args.val_seed, threads=args.threads,
         filters=Filters(args.keep_checks, args.keep_noisy, args.max_score), mirror=args.mirror, cache=cache,

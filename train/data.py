@@ -24,7 +24,9 @@ from typing import Callable, Optional, Sequence
 import chess
 import numpy as np
 
-from garfish.engine.network import CLASSIC_BASE, FEATURES, NO_BASE, feature_index, output_bucket
+from garfish.engine.network import (
+    CLASSIC_BASE, FEATURES, KING_BUCKET_MAPS, NO_BASE, NO_KING_BUCKETS, feature_index, output_bucket,
+)
 
 CACHE_VERSION = 1
 GZIP_MAGIC = b"\x1f\x8b"
@@ -397,13 +399,33 @@ def classic_evaluations(positions: Positions) -> np.ndarray:
     return result
 
 
-def features(positions: Positions, buckets: int, base: int = NO_BASE, chunk: int = 1 << 16) -> Features:
-    """The features of every position (feature_index's definition, vectorised), with the base
-    evaluation of each (CLASSIC_BASE: the hand-written one) or zeros."""
+def _king_views(positions: Positions, layout: int) -> tuple[np.ndarray, np.ndarray]:
+    """int64 [N, 2] each, for White's perspective (column 1) and Black's (column 0): the first input
+    of the own king's bucket and the square XOR of the mirror (engine.network.king_view)."""
+    table = KING_BUCKET_MAPS[layout]
+    offsets = np.zeros((len(positions), 2), dtype=np.int64)
+    flips = np.zeros((len(positions), 2), dtype=np.int64)
+    if layout == NO_KING_BUCKETS:
+        return offsets, flips
+    for column, plane, relative in ((1, PLANES.index(b"K"), 0), (0, PLANES.index(b"k"), 56)):
+        kings = np.ascontiguousarray(positions.pieces[:, plane], dtype="<u8")
+        bits = np.unpackbits(kings.view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")
+        if (bits.sum(axis=1) != 1).any():
+            raise DataError("a position without exactly one king of each colour")
+        entry = table[np.argmax(bits, axis=1) ^ relative]
+        offsets[:, column], flips[:, column] = (entry >> 3) * FEATURES, entry & 7
+    return offsets, flips
+
+
+def features(positions: Positions, buckets: int, base: int = NO_BASE, chunk: int = 1 << 16,
+             layout: int = NO_KING_BUCKETS) -> Features:
+    """The inputs of every position in a layout (engine.network.active_features, vectorised), with
+    the base evaluation of each (CLASSIC_BASE: the hand-written one) or zeros."""
     size = len(positions)
     us = np.full((size, MAX_PIECES), PAD, dtype=np.int16)
     them = np.full((size, MAX_PIECES), PAD, dtype=np.int16)
     count = np.zeros(size, dtype=np.int64)
+    offsets, flips = _king_views(positions, layout)
     for start in range(0, size, chunk):
         pieces = np.ascontiguousarray(positions.pieces[start:start + chunk], dtype="<u8")
         dense = np.unpackbits(pieces.view(np.uint8), axis=1, bitorder="little")  # [n, 768], plane * 64 + square
@@ -413,8 +435,12 @@ def features(positions: Positions, buckets: int, base: int = NO_BASE, chunk: int
             raise DataError(f"a position with {per_row.max()} pieces")
         column = np.arange(len(rows)) - np.repeat(np.cumsum(per_row) - per_row, per_row)
         white = positions.turn[start:start + chunk][rows]
-        us[start + rows, column] = np.where(white, PERSPECTIVE[1][planes], PERSPECTIVE[0][planes])
-        them[start + rows, column] = np.where(white, PERSPECTIVE[0][planes], PERSPECTIVE[1][planes])
+        # Each perspective's input: its bucket's first input plus the feature of the piece on the
+        # square seen through its mirror (plane * 64 + square, the square XOR the flip).
+        view = (offsets[start + rows], flips[start + rows])
+        inputs = [view[0][:, p] + PERSPECTIVE[p][(planes & ~63) | ((planes & 63) ^ view[1][:, p])] for p in (0, 1)]
+        us[start + rows, column] = np.where(white, inputs[1], inputs[0])
+        them[start + rows, column] = np.where(white, inputs[0], inputs[1])
         count[start:start + len(pieces)] = per_row
     table = np.array([output_bucket(n, buckets) for n in range(MAX_PIECES + 1)], dtype=np.int64)
     base_scores = classic_evaluations(positions) if base == CLASSIC_BASE else np.zeros(size, dtype=np.int64)

@@ -19,7 +19,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from garfish.engine.network import FEATURES, NO_BASE, SCRELU, Network
+from garfish.engine.network import FEATURES, NO_BASE, NO_KING_BUCKETS, SCRELU, Network, input_count
 from garfish.train.data import Features
 
 INT16_MAX = 32767
@@ -43,6 +43,7 @@ class Architecture:
     qb: int = 64
     scale: int = 400
     base: int = NO_BASE  # NO_BASE or CLASSIC_BASE (engine.network)
+    layout: int = NO_KING_BUCKETS  # the input layout (engine.network.LAYOUTS)
 
 
 @dataclass
@@ -68,22 +69,39 @@ def make_batch(inputs: Features, rows: np.ndarray) -> Batch:
 
 
 class Model(nn.Module):
-    """Perspective network: shared W1 [768, H] and b1 for both sides, W2 [B, 2H] and b2 [B]."""
+    """Perspective network: shared W1 [inputs, H] and b1 for both sides, W2 [B, 2H] and b2 [B].
+
+    With king buckets W1 is trained factorised (as Stockfish's trainer and bullet do): each
+    bucket's rows are a row of its own plus the piece-square row all buckets share (`factor`), so
+    what one bucket learns of a piece on a square helps the others; the engine gets their sums.
+    The factor starts as a plain W1 would, the buckets' own rows at zero."""
 
     def __init__(self, arch: Architecture) -> None:
         super().__init__()
         self.arch = arch
-        self.w1 = nn.Parameter(torch.empty(FEATURES, arch.hidden).uniform_(-INIT_W1, INIT_W1))
+        inputs = input_count(arch.layout)
+        if arch.layout == NO_KING_BUCKETS:
+            self.w1 = nn.Parameter(torch.empty(inputs, arch.hidden).uniform_(-INIT_W1, INIT_W1))
+        else:
+            self.w1 = nn.Parameter(torch.zeros(inputs, arch.hidden))
+            self.factor = nn.Parameter(torch.empty(FEATURES, arch.hidden).uniform_(-INIT_W1, INIT_W1))
         self.b1 = nn.Parameter(torch.full((arch.hidden,), INIT_B1))
         out_bound = 1.0 / np.sqrt(2 * arch.hidden)
         self.w2 = nn.Parameter(torch.empty(arch.buckets, 2 * arch.hidden).uniform_(-out_bound, out_bound))
         self.b2 = nn.Parameter(torch.zeros(arch.buckets))
 
+    def input_weights(self) -> torch.Tensor:
+        """W1 as the engine uses it: [inputs, H], the factor added to every bucket's rows."""
+        if self.arch.layout == NO_KING_BUCKETS:
+            return self.w1
+        return self.w1 + self.factor.repeat(self.w1.shape[0] // FEATURES, 1)
+
     def forward(self, batch: Batch) -> torch.Tensor:
         """The output before SCALE (the evaluation is this times SCALE centipawns, the base's
         included), side to move's view."""
-        us = nn.functional.embedding_bag(batch.us, self.w1, batch.offsets, mode="sum") + self.b1
-        them = nn.functional.embedding_bag(batch.them, self.w1, batch.offsets, mode="sum") + self.b1
+        w1 = self.input_weights()
+        us = nn.functional.embedding_bag(batch.us, w1, batch.offsets, mode="sum") + self.b1
+        them = nn.functional.embedding_bag(batch.them, w1, batch.offsets, mode="sum") + self.b1
         active = torch.cat([us, them], dim=1).clamp(0.0, 1.0)
         if self.arch.activation == SCRELU:
             active = active * active
@@ -96,7 +114,11 @@ class Model(nn.Module):
     def clip_(self) -> None:
         """Keep the weights within what their quantized integers can hold."""
         arch = self.arch
-        self.w1.clamp_(-INT16_MAX / arch.qa, INT16_MAX / arch.qa)
+        if arch.layout == NO_KING_BUCKETS:
+            self.w1.clamp_(-INT16_MAX / arch.qa, INT16_MAX / arch.qa)
+        else:  # half the range each, so that their sums fit too
+            self.w1.clamp_(-INT16_MAX / arch.qa / 2, INT16_MAX / arch.qa / 2)
+            self.factor.clamp_(-INT16_MAX / arch.qa / 2, INT16_MAX / arch.qa / 2)
         self.b1.clamp_(-INT16_MAX / arch.qa, INT16_MAX / arch.qa)
         self.w2.clamp_(-INT16_MAX / arch.qb, INT16_MAX / arch.qb)
         self.b2.clamp_(-INT32_MAX / (arch.qa * arch.qb), INT32_MAX / (arch.qa * arch.qb))
@@ -115,9 +137,9 @@ def quantize(model: Model, description: str = "") -> Network:
     """The model's integer network: W1 * QA, b1 * QA, W2 * QB, b2 * QA * QB, rounded."""
     arch = model.arch
     return Network(arch.activation, arch.qa, arch.qb, arch.scale,
-                   _rounded(model.w1, arch.qa, np.int16), _rounded(model.b1, arch.qa, np.int16),
+                   _rounded(model.input_weights(), arch.qa, np.int16), _rounded(model.b1, arch.qa, np.int16),
                    _rounded(model.w2, arch.qb, np.int16), _rounded(model.b2, arch.qa * arch.qb, np.int32),
-                   description, arch.base)
+                   description, arch.base, arch.layout)
 
 
 def integer_forward(network: Network, inputs: Features, rows: np.ndarray, chunk: int = 2048) -> torch.Tensor:
@@ -129,7 +151,7 @@ def integer_forward(network: Network, inputs: Features, rows: np.ndarray, chunk:
     b1 = torch.from_numpy(network.b1.astype(np.int64))
     w2 = torch.from_numpy(network.w2.astype(np.int64))
     b2 = torch.from_numpy(network.b2.astype(np.int64))
-    padding = FEATURES  # the zero row appended to W1
+    padding = network.w1.shape[0]  # the zero row appended to W1
     results = []
     for start in range(0, len(rows), chunk):
         part = rows[start:start + chunk]
@@ -164,6 +186,8 @@ def merge_models(members: list[Model]) -> Model:
     merged = Model(dataclasses.replace(first, hidden=hidden * count, qb=first.qb * count))
     with torch.no_grad():
         merged.w1.copy_(torch.cat([m.w1 for m in members], dim=1))
+        if first.layout != NO_KING_BUCKETS:
+            merged.factor.copy_(torch.cat([m.factor for m in members], dim=1))
         merged.b1.copy_(torch.cat([m.b1 for m in members]))
         halves = [m.w2[:, :hidden] for m in members] + [m.w2[:, hidden:] for m in members]
         merged.w2.copy_(torch.cat(halves, dim=1) / count)
@@ -181,4 +205,4 @@ def merge_networks(members: list[Network], description: str = "") -> Network:
         raise ValueError("the summed output biases leave the int32 range")
     return Network(first.activation, first.qa, first.qb * count, first.scale,
                    np.hstack([n.w1 for n in members]), np.concatenate([n.b1 for n in members]),
-                   np.hstack(halves), b2.astype(np.int32), description, first.base)
+                   np.hstack(halves), b2.astype(np.int32), description, first.base, first.layout)

@@ -14,7 +14,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from garfish.engine.network import ACTIVATIONS, BASES, NO_BASE, Network, write_network
+from garfish.engine.network import ACTIVATIONS, BASES, LAYOUTS, NO_BASE, NO_KING_BUCKETS, Network, write_network
 from garfish.train.cli import PROG, TrainConfig
 from garfish.train.data import (
     DataError, DataFile, Features, Positions, classic_evaluations, concatenate, could_castle, features, load_file,
@@ -94,7 +94,7 @@ def split_data(config: TrainConfig, positions: Positions) -> tuple[Split, Split]
         added = f" (with {len(copies):,} file mirrors of those that cannot castle)"
     sides = []
     for part in (training, positions.select(keep & held)):
-        sides.append(Split(part, features(part, config.buckets, config.base), targets(part, config.lam, config.k)))
+        sides.append(Split(part, features(part, config.buckets, config.base, layout=config.layout), targets(part, config.lam, config.k)))
     train, val = sides
     say(f"{config.filters.describe()}: {int(keep.sum()):,} of {len(positions):,} kept; "
         f"{len(train):,} training{added}, {len(val):,} validation positions "
@@ -229,7 +229,8 @@ def summary(arch: Architecture) -> str:
     """The architecture in a few words: 'H 128, SCReLU, 1 output bucket'."""
     plural = "s" if arch.buckets > 1 else ""
     base = f", on the {BASES[arch.base]} evaluation" if arch.base != NO_BASE else ""
-    return f"H {arch.hidden}, {ACTIVATIONS[arch.activation]}, {arch.buckets} output bucket{plural}{base}"
+    inputs = f", inputs {LAYOUTS[arch.layout]}" if arch.layout != NO_KING_BUCKETS else ""
+    return f"H {arch.hidden}, {ACTIVATIONS[arch.activation]}, {arch.buckets} output bucket{plural}{base}{inputs}"
 
 
 def describe(config: TrainConfig, sources: list[DataFile], arch: Architecture, sizes: tuple[int, int],
@@ -300,7 +301,7 @@ def run(config: TrainConfig) -> int:
         return merge(config, sources, (train, val))
     torch.manual_seed(config.seed)
     model = Model(Architecture(config.hidden, config.buckets, config.activation, config.qa, config.qb, config.scale,
-                               config.base))
+                               config.base, config.layout))
     config = dataclasses.replace(config, eval_k=evaluation_scale(config, train))
     optimizer = make_optimizer(config, model)
     history: dict[str, list[float]] = {"train": [], "val": []}

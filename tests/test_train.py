@@ -429,7 +429,9 @@ def test_king_bucketed_networks_train_merge_and_run_in_the_engine(torch: Any, da
     from garfish.train.model import integer_forward
 
     paths = [train(data_file, tmp_path / f"k{seed}", "--epochs", "1", "--seed", str(seed), "--base", "classic",
-                   "--king-buckets") for seed in (1, 2)]
+                   "--king-buckets", *decay) for seed, decay in ((1, []), (2, ["--bucket-decay", "5"]))]
+    assert "(king buckets' rows 5)" in read_network(paths[1]).description
+    assert "king buckets' rows" not in read_network(paths[0]).description
     merged_path = train(data_file, tmp_path / "merged", "--base", "classic", "--king-buckets",
                         "--merge", *(str(path.with_suffix(".pt")) for path in paths))
     merged = read_network(merged_path)
@@ -459,3 +461,17 @@ def test_networks_of_different_options_are_not_merged(torch: Any, data_file: Pat
     assert "cannot merge" in capsys.readouterr().err and not (tmp_path / "out").exists()
     assert train_main(options + [str(small.with_suffix(".pt"))]) == 2
     assert "two checkpoints or more" in capsys.readouterr().err
+
+
+def test_bucket_decay_applies_to_the_king_buckets_own_rows_only(torch: Any, tmp_path: Path) -> None:
+    from garfish.train.cli import TrainConfig
+    from garfish.train.model import Architecture, Model
+    from garfish.train.trainer import make_optimizer
+
+    config = TrainConfig(files=[], output=tmp_path, weight_decay=0.01, bucket_decay=5.0)
+    model = Model(Architecture(8, 1, SCRELU, layout=KING_BUCKETS_4))
+    groups = {id(p): group["weight_decay"] for group in make_optimizer(config, model).param_groups
+              for p in group["params"]}
+    assert groups[id(model.w1)] == 5.0 and groups[id(model.factor)] == groups[id(model.b1)] == 0.01
+    plain = Model(Architecture(8, 1, SCRELU))
+    assert {group["weight_decay"] for group in make_optimizer(config, plain).param_groups} == {0.01}

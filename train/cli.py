@@ -65,6 +65,7 @@ class TrainConfig:
     lr_final: float = 1e-5
     optimizer: str = "adamw"
     weight_decay: float = 0.01
+    bucket_decay: Optional[float] = None  # AdamW's decay of the king buckets' own W1 rows (None: weight_decay)
     seed: int = 1
     val_fraction: float = 0.05
     val_seed: int = 0
@@ -113,6 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="learning rate at the end, reached by a cosine decay over all steps (default 1e-5)")
     loss.add_argument("--optimizer", choices=("adamw", "adam"), default="adamw", help="default adamw")
     loss.add_argument("--weight-decay", type=float, default=0.01, help="AdamW's weight decay (default 0.01)")
+    loss.add_argument("--bucket-decay", type=float, default=None,
+                      help="AdamW's weight decay of the king buckets' own W1 rows, to hold them near the shared "
+                           "factor (default: --weight-decay)")
     loss.add_argument("--seed", type=int, default=1, help="seed of the initial weights and the shuffles (default 1)")
     loss.add_argument("--threads", type=int, default=1, help="PyTorch threads (default 1)")
     data = parser.add_argument_group("data")
@@ -163,7 +167,8 @@ def config_from(args: argparse.Namespace, argv: list[str]) -> tuple[Optional[Tra
         (args.k > 0 and (args.eval_k is None or args.eval_k > 0), "--k and --eval-k must be positive"),
         (args.epochs >= 1 and args.batch_size >= 1 and args.threads >= 1,
          "--epochs, --batch-size and --threads must be positive"),
-        (args.lr > 0 and args.lr_final >= 0 and args.weight_decay >= 0, "learning rates and decay must be positive"),
+        (args.lr > 0 and args.lr_final >= 0 and args.weight_decay >= 0 and (args.bucket_decay or 0) >= 0,
+         "learning rates and decay must be positive"),
         (0.0 < args.val_fraction < 1.0, "--val-fraction must be between 0 and 1"),
         (args.max_score >= 0, "--max-score must be 0 or more"),
         (not (args.merge and args.resume), "--merge and --resume exclude each other"),
@@ -184,7 +189,8 @@ def config_from(args: argparse.Namespace, argv: list[str]) -> tuple[Optional[Tra
         activation=ACTIVATION_NAMES[args.activation], qa=args.qa, qb=args.qb, scale=args.scale,
         base={name: code for code, name in BASES.items()}[args.base],
         layout=KING_BUCKETS_4 if args.king_buckets else NO_KING_BUCKETS, lam=args.lam, k=args.k, eval_k=args.eval_k, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, lr_final=args.lr_final,
-        optimizer=args.optimizer, weight_decay=args.weight_decay, seed=args.seed, val_fraction=args.val_fraction,
+        optimizer=args.optimizer, weight_decay=args.weight_decay,
+        bucket_decay=args.bucket_decay, seed=args.seed, val_fraction=args.val_fraction,
         val_seed=args.val_seed, threads=args.threads,
         filters=Filters(args.keep_checks, args.keep_noisy, args.max_score), mirror=args.mirror, cache=cache,
         checkpoint=args.checkpoint, resume=args.resume, merge=args.merge, baseline=args.baseline,

@@ -132,9 +132,13 @@ def learning_rate(config: TrainConfig, progress: float) -> float:
 
 
 def make_optimizer(config: TrainConfig, model: Model) -> torch.optim.Optimizer:
-    """AdamW (with its weight decay) or Adam."""
+    """AdamW (with its weight decay; --bucket-decay for the king buckets' own rows) or Adam."""
     if config.optimizer == "adamw":
-        return torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+        if model.arch.layout == NO_KING_BUCKETS or config.bucket_decay is None:
+            return torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+        rest = [parameter for parameter in model.parameters() if parameter is not model.w1]
+        return torch.optim.AdamW([{"params": rest, "weight_decay": config.weight_decay},
+                                  {"params": [model.w1], "weight_decay": config.bucket_decay}], lr=config.lr)
     return torch.optim.Adam(model.parameters(), lr=config.lr)
 
 
@@ -247,7 +251,10 @@ def describe(config: TrainConfig, sources: list[DataFile], arch: Architecture, s
                                             for command in commands[1:]),
         f"seed {config.seed}, lambda {config.lam:g}, K {config.k:g}, evaluation scale {config.eval_k:g}, epochs {config.epochs}, "
         f"batch {config.batch_size}, {config.optimizer} lr {config.lr:g} to {config.lr_final:g} (cosine), weight decay "
-        f"{config.weight_decay if config.optimizer == 'adamw' else 0:g}, threads {config.threads}",
+        f"{config.weight_decay if config.optimizer == 'adamw' else 0:g}"
+        + (f" (king buckets' rows {config.bucket_decay:g})" if config.bucket_decay is not None
+           and arch.layout != NO_KING_BUCKETS and config.optimizer == "adamw" else "")
+        + f", threads {config.threads}",
         f"final loss: training {train_loss:.6f}, validation {val_loss:.6f} (quantized network {quantized_loss:.6f})",
     ]
     return "\n".join(lines)

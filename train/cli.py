@@ -31,7 +31,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from garfish.engine.network import BASES, CRELU, KING_BUCKETS_4, MAX_BUCKETS, MAX_HIDDEN, NO_BASE, NO_KING_BUCKETS, SCRELU
+from garfish.engine.network import (
+    BASES, CRELU, KING_BUCKETS_4, MAX_BUCKETS, MAX_HIDDEN, NO_BASE, NO_KING_BUCKETS, SCRELU,
+)
 from garfish.train.data import Filters, default_cache
 
 PROG = "garfish train"
@@ -188,7 +190,8 @@ def config_from(args: argparse.Namespace, argv: list[str]) -> tuple[Optional[Tra
         files=files, output=args.output, hidden=args.hidden, buckets=args.buckets,
         activation=ACTIVATION_NAMES[args.activation], qa=args.qa, qb=args.qb, scale=args.scale,
         base={name: code for code, name in BASES.items()}[args.base],
-        layout=KING_BUCKETS_4 if args.king_buckets else NO_KING_BUCKETS, lam=args.lam, k=args.k, eval_k=args.eval_k, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, lr_final=args.lr_final,
+        layout=KING_BUCKETS_4 if args.king_buckets else NO_KING_BUCKETS, lam=args.lam, k=args.k,
+        eval_k=args.eval_k, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, lr_final=args.lr_final,
         optimizer=args.optimizer, weight_decay=args.weight_decay,
         bucket_decay=args.bucket_decay, seed=args.seed, val_fraction=args.val_fraction,
         val_seed=args.val_seed, threads=args.threads,

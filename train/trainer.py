@@ -94,7 +94,8 @@ def split_data(config: TrainConfig, positions: Positions) -> tuple[Split, Split]
         added = f" (with {len(copies):,} file mirrors of those that cannot castle)"
     sides = []
     for part in (training, positions.select(keep & held)):
-        sides.append(Split(part, features(part, config.buckets, config.base, layout=config.layout), targets(part, config.lam, config.k)))
+        sides.append(Split(part, features(part, config.buckets, config.base, layout=config.layout),
+                           targets(part, config.lam, config.k)))
     train, val = sides
     say(f"{config.filters.describe()}: {int(keep.sum()):,} of {len(positions):,} kept; "
         f"{len(train):,} training{added}, {len(val):,} validation positions "

@@ -628,9 +628,12 @@ class Searcher:
                 surplus = static_eval - RFP_MARGIN * depth - beta
                 if surplus >= 0 and surplus >= self._value_at_risk(board):
                     return static_eval
-            # Step 6. Null move pruning: give a free move; if still >= beta, cut.
+            # Step 6. Null move pruning: give a free move; if still >= beta, cut. Not with pawns
+            # and at most one minor piece, where zugzwang is common (a lone bishop whose every move
+            # lets a mate in: the passing move would hide it).
+            pieces = occupied_co[board.turn] & ~(board.pawns | board.kings)
             if (null_ok and depth >= NMP_DEPTH and static_eval >= beta
-                    and occupied_co[board.turn] & ~(board.pawns | board.kings)):
+                    and (pieces & (pieces - 1) or pieces & (board.rooks | board.queens))):
                 score = self._null_move_search(board, depth, beta, ply, key, static_eval)
                 if score >= beta:
                     return beta if score >= MATE_BOUND else score

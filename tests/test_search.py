@@ -326,3 +326,14 @@ def test_an_attacked_piece_escapes_before_late_move_pruning() -> None:
         result = Searcher().search(board, Limits(depth=depth, searchmoves=[chess.Move.from_uci("d5c4")]))
         assert result.score > 50, (depth, result.score)
 
+
+
+def test_a_lone_minor_piece_in_zugzwang_does_not_hide_a_mate() -> None:
+    # 1. Ra6: every Black move (bxa6 b7#, a bishop move Rxa7#) lets a mate in, but passing would
+    # not; null-move pruning, which passes, is off for a side with pawns and one minor piece.
+    from garfish.engine.evalfile import DEFAULT_EVAL_FILE, load_evaluator
+
+    for evaluator in (None, load_evaluator(DEFAULT_EVAL_FILE)):
+        result = Searcher(8, evaluator=evaluator).search(chess.Board("kbK5/pp6/1P6/8/8/8/8/R7 w - - 0 1"),
+                                                         Limits(depth=5))
+        assert result.move == chess.Move.from_uci("a1a6") and result.score == mate_in(3)

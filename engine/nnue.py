@@ -110,6 +110,15 @@ def _refresh(acc, pieces, own, weights, bias_row, offset, xor):
 
 
 @njit(cache=True)
+def _update(acc, source, weights, gone1, gone2, came1, came2):
+    """One perspective's accumulator from its parent's (source), less the rows of the pieces gone
+    and plus those come (row numbers; the zero row where fewer changed), in one pass."""
+    gone_1, gone_2, came_1, came_2 = weights[gone1], weights[gone2], weights[came1], weights[came2]
+    for j in range(weights.shape[1]):
+        acc[j] = source[j] - gone_1[j] - gone_2[j] + came_1[j] + came_2[j]
+
+
+@njit(cache=True)
 def _collect(squares, base_white, xor_white, base_black, xor_black, count, first, second):
     """Add the rows of the pieces on squares (inputs base + (square ^ xor), White's and Black's)
     to a list of at most two (first, second: (White's row, Black's row), count of them so far); the
@@ -235,18 +244,11 @@ def _evaluate(pawns, knights, bishops, rooks, queens, kings, black, white, turn,
                 gone1, gone2, came1, came2 = changes
                 if same_white:
                     fresh_white = False
-                    source = state[slot - 1, :hidden]
-                    gone_1, gone_2 = weights[gone1[0]], weights[gone2[0]]
-                    came_1, came_2 = weights[came1[0]], weights[came2[0]]
-                    for j in range(hidden):
-                        acc_white[j] = source[j] - gone_1[j] - gone_2[j] + came_1[j] + came_2[j]
+                    _update(acc_white, state[slot - 1, :hidden], weights, gone1[0], gone2[0], came1[0], came2[0])
                 if same_black:
                     fresh_black = False
-                    source = state[slot - 1, hidden:2 * hidden]
-                    gone_1, gone_2 = weights[gone1[1]], weights[gone2[1]]
-                    came_1, came_2 = weights[came1[1]], weights[came2[1]]
-                    for j in range(hidden):
-                        acc_black[j] = source[j] - gone_1[j] - gone_2[j] + came_1[j] + came_2[j]
+                    _update(acc_black, state[slot - 1, hidden:2 * hidden], weights, gone1[1], gone2[1], came1[1],
+                            came2[1])
     if fresh_white:
         _refresh(acc_white, pieces, white, weights, bias_row, view_white[0], view_white[1])
     if fresh_black:

@@ -631,12 +631,12 @@ class Searcher:
             # Step 6. Null move pruning: give a free move; if still >= beta, cut. Not with pawns
             # and at most one minor piece, where zugzwang is common (a lone bishop whose every move
             # lets a mate in: the passing move would hide it).
-            pieces = occupied_co[board.turn] & ~(board.pawns | board.kings)
-            if (null_ok and depth >= NMP_DEPTH and static_eval >= beta
-                    and (pieces & (pieces - 1) or pieces & (board.rooks | board.queens))):
-                score = self._null_move_search(board, depth, beta, ply, key, static_eval)
-                if score >= beta:
-                    return beta if score >= MATE_BOUND else score
+            if null_ok and depth >= NMP_DEPTH and static_eval >= beta:
+                pieces = occupied_co[board.turn] & ~(board.pawns | board.kings)
+                if pieces & (pieces - 1) or pieces & (board.rooks | board.queens):
+                    score = self._null_move_search(board, depth, beta, ply, key, static_eval)
+                    if score >= beta:
+                        return beta if score >= MATE_BOUND else score
 
         # Step 7. Internal iterative reduction: without a TT move, search a ply less.
         if tt_move is None and depth >= 4:

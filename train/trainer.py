@@ -132,10 +132,15 @@ def learning_rate(config: TrainConfig, progress: float) -> float:
     return config.lr_final + 0.5 * (config.lr - config.lr_final) * (1.0 + math.cos(math.pi * progress))
 
 
+def bucket_decay_applies(config: TrainConfig, arch: Architecture) -> bool:
+    """Whether --bucket-decay gives the king buckets' own rows a decay of their own."""
+    return config.optimizer == "adamw" and config.bucket_decay is not None and arch.layout != NO_KING_BUCKETS
+
+
 def make_optimizer(config: TrainConfig, model: Model) -> torch.optim.Optimizer:
     """AdamW (with its weight decay; --bucket-decay for the king buckets' own rows) or Adam."""
     if config.optimizer == "adamw":
-        if model.arch.layout == NO_KING_BUCKETS or config.bucket_decay is None:
+        if not bucket_decay_applies(config, model.arch):
             return torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
         rest = [parameter for parameter in model.parameters() if parameter is not model.w1]
         return torch.optim.AdamW([{"params": rest, "weight_decay": config.weight_decay},
@@ -253,8 +258,7 @@ def describe(config: TrainConfig, sources: list[DataFile], arch: Architecture, s
         f"seed {config.seed}, lambda {config.lam:g}, K {config.k:g}, evaluation scale {config.eval_k:g}, epochs {config.epochs}, "
         f"batch {config.batch_size}, {config.optimizer} lr {config.lr:g} to {config.lr_final:g} (cosine), weight decay "
         f"{config.weight_decay if config.optimizer == 'adamw' else 0:g}"
-        + (f" (king buckets' rows {config.bucket_decay:g})" if config.bucket_decay is not None
-           and arch.layout != NO_KING_BUCKETS and config.optimizer == "adamw" else "")
+        + (f" (king buckets' rows {config.bucket_decay:g})" if bucket_decay_applies(config, arch) else "")
         + f", threads {config.threads}",
         f"final loss: training {train_loss:.6f}, validation {val_loss:.6f} (quantized network {quantized_loss:.6f})",
     ]

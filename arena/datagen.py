@@ -4,8 +4,9 @@ Each game starts from an opening drawn at random from an EPD/FEN book (default
 ../shared/data/books/noob_3moves.epd), followed by --random-plies uniformly random legal plies;
 a game whose random plies end it is skipped. The engine then plays both sides with `go nodes N`
 (`ucinewgame` before each game), and the position before every move is written with the score of
-that search and the move played. A game ends by the rules (checkmate, stalemate, insufficient
-material, and the draws a player may claim: threefold repetition, fifty moves), when a position
+that search and the move played. A game ends by the rules in effect (arena.rules: checkmate,
+stalemate, insufficient material, a third occurrence, 100 plies without a capture or pawn move;
+never a draw the side to move merely could claim), when a position
 at --max-plies is reached (a draw), or by adjudication once the score of a position beyond ply
 --adjudicate-ply exceeds --adjudicate-score in absolute value (the side ahead wins; that position
 is the game's last line). Plies count from the start of the game, as the FEN's move number does.
@@ -63,6 +64,7 @@ from garfish.arena.driver import (DEFAULT_COMMAND, EXIT_ENGINE, EXIT_INTERRUPTED
                                   split_command)
 from garfish.arena.game import DEFAULT_STALL_TIMEOUT
 from garfish.arena.openings import board_from_line, usable
+from garfish.arena.rules import game_outcome
 from garfish.arena.workers import POLL_SECONDS, StopSignal, run_as_worker, shut_down, start_engine
 
 try:
@@ -157,7 +159,7 @@ def play_game(engine: EngineProcess, start: GameStart, rules: Rules, alive: Call
     limit = chess.engine.Limit(nodes=rules.nodes)
     lines: list[str] = []
     while True:
-        outcome = board.outcome(claim_draw=True)
+        outcome = game_outcome(board)
         if outcome is not None:
             result, ending = RESULT_TEXT[outcome.winner], outcome.termination.name.lower()
             break
@@ -229,7 +231,7 @@ def game_start(book: Book, seed: int, number: int, random_plies: int) -> Optiona
         move = rng.choice(sorted(board.legal_moves, key=chess.Move.uci))
         moves.append(move.uci())
         board.push(move)
-        if board.outcome(claim_draw=True) is not None:
+        if game_outcome(board) is not None:
             return None
     return GameStart(number, fen, tuple(moves))
 

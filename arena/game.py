@@ -15,6 +15,7 @@ import chess.pgn
 
 from garfish.arena.driver import EngineProcess, MoveError
 from garfish.arena.openings import GameTask
+from garfish.arena.rules import game_outcome
 
 MATE_CP = 100_000  # centipawn value used for mate scores in adjudication
 WATCHDOG_SLACK = 1.0  # seconds past the time-loss point before a silent engine is killed
@@ -221,12 +222,13 @@ def rules_ending(outcome: chess.Outcome) -> Ending:
 
 
 def forfeit_ending(board: chess.Board, color: chess.Color, kind: str, engine_name: str, detail: str) -> Ending:
-    """An Ending for a forfeit by `color` (a time loss is a draw if the opponent cannot mate)."""
+    """An Ending for a forfeit by `color`: a draw when the opponent has no mating material, as in
+    cutechess-cli (`ChessPlayer::forfeit`), for every kind of forfeit."""
     side = "White" if color == chess.WHITE else "Black"
     what = {"illegal": "forfeits", "time": "loses on time", "crash": "crashed / disconnected"}[kind]
     reason = f"{side} ({engine_name}) {what}: {detail}"
     result = "0-1" if color == chess.WHITE else "1-0"
-    if kind == "time" and board.has_insufficient_material(not color):
+    if board.has_insufficient_material(not color):
         result = "1/2-1/2"
         reason += "; drawn because the opponent has insufficient mating material"
     return Ending(result, PGN_TERMINATION[kind], reason, f"forfeit: {kind}", color, kind)
@@ -296,7 +298,7 @@ def play_game(task: GameTask, engines: list[EngineProcess], tc: TimeControl, adj
             ending = forfeit_ending(board, color, "crash", players[color].name, f"before the first move: {exc}")
             players[color].kill()  # restarted when its next game starts
             break
-    outcome = board.outcome(claim_draw=True)  # computed once per position (claim_draw is costly)
+    outcome = game_outcome(board)  # once per position: over only by a rule in effect, never a claim
     while ending is None:
         if abort.is_set():
             raise MatchAborted
@@ -333,7 +335,7 @@ def play_game(task: GameTask, engines: list[EngineProcess], tc: TimeControl, adj
             clocks[mover] = tc.clock_after(clocks[mover], played.elapsed)
         comments.append(move_comment(played.info, mover, played.elapsed, played.ponderhit))
         board.push(played.move)
-        outcome = board.outcome(claim_draw=True)
+        outcome = game_outcome(board)
         if outcome is None:
             ending = tracker.update(board, mover, score_cp(played.info, mover))
     end_pondering(engines)

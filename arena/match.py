@@ -26,12 +26,14 @@ Chess960: openings whose castling rights only make sense in Chess960 (a king or 
 standard square), or all openings with --chess960, are played as Chess960; both engines must
 declare UCI_Chess960, which python-chess then sets, and moves are sent in king-takes-rook form.
 
-Game ends: checkmate, stalemate, threefold repetition, fifty-move rule, insufficient material
-(python-chess `outcome(claim_draw=True)`); adjudication (resign: both engines report a score of at
-least --resign-score cp for the same side for --resign-moves moves each; draw: both report
-|score| <= --draw-score cp for --draw-moves moves each from move --draw-after on; --max-moves);
-forfeits: illegal move (also `bestmove 0000` / `(none)`), time loss, crash/disconnection. A time
-loss is a draw when the opponent has no mating material. Crashed or killed engines are restarted.
+Game ends by the rules in effect, as cutechess-cli and fastchess end them (arena.rules):
+checkmate, stalemate, insufficient material, a position reached for the third time, 100 plies
+without a capture or pawn move (never a draw the side to move merely could claim); adjudication
+(resign: both engines report a score of at least --resign-score cp for the same side for
+--resign-moves moves each; draw: both report |score| <= --draw-score cp for --draw-moves moves
+each from move --draw-after on; --max-moves); forfeits: illegal move (also `bestmove 0000` /
+`(none)`), time loss, crash/disconnection. A forfeit is a draw when the opponent has no mating
+material. Crashed or killed engines are restarted.
 
 Statistics (from the first engine's side): W/D/L, Elo with a 95% interval from the pentanomial
 of finished pairs, LOS (normal approximation over W and L), and with --sprt the generalized SPRT

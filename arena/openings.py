@@ -10,6 +10,8 @@ from typing import Callable, Optional
 import chess
 import chess.pgn
 
+from garfish.arena.rules import game_outcome
+
 
 @dataclass
 class GameTask:
@@ -47,7 +49,7 @@ def usable(board: chess.Board) -> Optional[str]:
     """Why a board cannot start a game, or None."""
     if not board.is_valid():
         return "not a valid position"
-    if board.is_game_over(claim_draw=True):
+    if game_outcome(board) is not None:
         return "the game is already over"
     return None
 

@@ -5,7 +5,7 @@ Its behaviour is chosen on the command line (run it with `sys.executable`):
     scripted_engine.py [--play first|random|greedy] [--seed S] [--score CP] [--name NAME]
                        [--misbehave illegal|stall|crash|flag|null|none] [--after K]
                        [--fail-start] [--options] [--chess960] [--ponder] [--delay S] [--stop-delay S]
-                       [--deviate K] [--log FILE]
+                       [--deviate K] [--moves UCI,UCI,...] [--log FILE]
 
 --play       first: the first legal move in python-chess's order; random: a legal move picked by a
              seeded hash of the position (the same position always gets the same move); greedy: mate
@@ -24,6 +24,8 @@ Its behaviour is chosen on the command line (run it with `sys.executable`):
              `stop` (after --stop-delay seconds).
 --delay S    think S seconds before answering a normal `go`.
 --deviate K  play the first legal move instead at every K-th `go` of a game (to miss a ponderer's guess).
+--moves LIST a game's moves from its start (comma-separated UCI): at ply N of the game (N moves
+             after the `position` FEN) play the N-th, while it is legal; then as --play.
 --log FILE   append every line received to FILE.
 """
 
@@ -61,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--delay", type=float, default=0.0)
     parser.add_argument("--stop-delay", type=float, default=0.0)
     parser.add_argument("--deviate", type=int, default=0)
+    parser.add_argument("--moves", default="")
     parser.add_argument("--log", default=None)
     return parser
 
@@ -89,7 +92,11 @@ def greedy_move(board: chess.Board, seed: int) -> chess.Move:
 
 
 def choose_move(board: chess.Board, args: argparse.Namespace) -> chess.Move:
-    """The move this engine's --play mode picks."""
+    """The scripted move of this ply (--moves), else the move this engine's --play mode picks."""
+    script = args.moves.split(",") if args.moves else []
+    ply = len(board.move_stack)
+    if ply < len(script) and chess.Move.from_uci(script[ply]) in board.legal_moves:
+        return chess.Move.from_uci(script[ply])
     if args.play == "first":
         return next(iter(board.legal_moves))
     if args.play == "greedy":

@@ -17,6 +17,7 @@ import pytest
 
 import garfish.engine.syzygy
 from conftest import ROOT, data_missing
+from garfish.arena.rules import game_outcome
 from garfish.engine.search import Searcher
 from garfish.engine.syzygy import Tablebases, TablebaseError
 from garfish.engine.types import MATE_BOUND, TB_WIN, TB_WIN_BOUND, Limits
@@ -76,12 +77,12 @@ def think(session: Session, fen: str, moves: list[str], command: str = GO) -> li
 
 def play_out(session: Session, fen: str, max_plies: int,
              check: Callable[[chess.Board, chess.Move], None]) -> chess.Board:
-    """Garfish plays both sides from fen until the game ends (claimed draws included) or
+    """Garfish plays both sides from fen until the game ends by a rule in effect or
     max_plies; check(board, move) sees each move before it is made."""
     board = chess.Board(fen)
     session.send("ucinewgame")
     moves: list[str] = []
-    while not board.is_game_over(claim_draw=True) and len(moves) < max_plies:
+    while game_outcome(board) is None and len(moves) < max_plies:
         lines = think(session, fen, moves)
         assert not errors(lines), lines
         move = chess.Move.from_uci(bestmoves(lines)[0])
@@ -118,7 +119,7 @@ def test_a_won_ending_is_converted_to_mate(uci: Session, tables: chess.syzygy.Ta
             assert move in fastest_wins(tables, board), f"{move} is not among the fastest wins in {board.fen()}"
 
     board = play_out(uci, fen, MAX_PLIES, fastest)
-    assert board.is_checkmate() and board.turn != winner, (board.fen(), board.outcome(claim_draw=True))
+    assert board.is_checkmate() and board.turn != winner, (board.fen(), game_outcome(board))
     assert len(board.move_stack) <= MAX_PLIES and board.halfmove_clock < 100
 
 

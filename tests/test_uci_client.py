@@ -17,6 +17,7 @@ import chess.engine
 import pytest
 
 from conftest import ENGINE_CMD, ROOT
+from garfish.arena.rules import game_outcome
 from rawpipe import RawEngine
 
 MATE_IN_1 = "6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1"  # 1.Ra8#
@@ -404,7 +405,7 @@ def test_self_play_game_on_a_fast_clock() -> None:
         clocks = {chess.WHITE: base, chess.BLACK: base}
         lowest = {chess.WHITE: base, chess.BLACK: base}
         started = time.perf_counter()
-        while not board.is_game_over(claim_draw=True) and board.fullmove_number <= max_moves:
+        while game_outcome(board) is None and board.fullmove_number <= max_moves:
             side = board.turn
             eng = engines[0] if side == chess.WHITE else engines[1]
             limit = chess.engine.Limit(white_clock=clocks[chess.WHITE], black_clock=clocks[chess.BLACK],
@@ -419,7 +420,7 @@ def test_self_play_game_on_a_fast_clock() -> None:
             assert result.move is not None and result.move in board.legal_moves, (board.fen(), result.move)
             board.push(result.move)
             clocks[side] += inc
-        outcome = board.outcome(claim_draw=True)
+        outcome = game_outcome(board)
         print(f"self-play: {board.ply()} plies in {time.perf_counter() - started:.1f} s, "
               f"outcome {outcome.result() if outcome else 'adjudicated'} "
               f"({outcome.termination.name if outcome else f'{max_moves} moves'}), "

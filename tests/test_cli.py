@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 from typing import Union
 
 import pytest
 
+from conftest import ROOT
+from garfish.uci import __version__
 from garfish.uci.main import COMMANDS, main
 
 HEAVY_MODULES = ("garfish.arena", "garfish.engine", "garfish.perft", "garfish.train", "numba", "torch")
@@ -45,6 +49,20 @@ def test_unknown_command_lists_the_table(capsys: pytest.CaptureFixture[str]) -> 
     err = capsys.readouterr().err
     assert "unknown command 'nonsense'" in err
     assert all(f"garfish {name}" in err for name in COMMANDS)
+
+
+def test_the_version_is_written_once_and_agrees_everywhere(capsys: pytest.CaptureFixture[str]) -> None:
+    """`garfish --version`, the UCI `id name` line and the package metadata all give garfish.uci.__version__,
+    which pyproject.toml reads instead of naming a version of its own."""
+    assert exit_status(["--version"]) == 0
+    assert capsys.readouterr().out == f"garfish {__version__}\n"
+    uci = subprocess.run([sys.executable, "-P", "-m", "garfish.uci"], input="uci\nquit\n", capture_output=True,
+                         text=True, timeout=60)
+    assert uci.stdout.splitlines()[0] == f"id name Garfish {__version__}"
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert "version" not in project and "version" in project["dynamic"]
+    installed = importlib.metadata.version("garfish")
+    assert installed == __version__, f"installed metadata says {installed}: reinstall (pip install -e .)"
 
 
 def test_bad_bench_depth_is_an_error(capsys: pytest.CaptureFixture[str]) -> None:

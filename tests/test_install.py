@@ -43,6 +43,23 @@ def test_wheel_holds_only_the_garfish_package(wheel: Path) -> None:
     assert "garfish/engine/nets/README.md" in names  # the folder of shipped networks (EvalFile)
 
 
+def test_wheel_carries_the_version_licence_and_type_markers(wheel: Path) -> None:
+    """The wheel's metadata has garfish.uci.__version__, the licence file and what a PyPI page shows; every
+    package is marked typed (PEP 561)."""
+    from garfish.uci import __version__
+
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        info = next(name for name in names if name.endswith(".dist-info/METADATA")).split("/")[0]
+        metadata = archive.read(f"{info}/METADATA").decode()
+        licence = archive.read(f"{info}/licenses/LICENSE").decode()
+    assert wheel.name.startswith(f"garfish-{__version__}-") and f"\nVersion: {__version__}\n" in metadata
+    assert "GNU GENERAL PUBLIC LICENSE" in licence and "License-Expression: GPL-3.0-or-later" in metadata
+    assert "Classifier: Typing :: Typed" in metadata and "Keywords: " in metadata and "Project-URL: " in metadata
+    for package in ("engine", "uci", "perft", "arena", "train"):
+        assert f"garfish/{package}/py.typed" in names
+
+
 def test_clean_venv_imports_garfish_and_no_generic_top_level_module(wheel: Path, tmp_path: Path) -> None:
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True, clear=True)

@@ -10,7 +10,10 @@ from __future__ import annotations
 import sys
 from typing import Callable, Optional
 
+from garfish.uci import __version__
+
 HELP_WORDS = ("-h", "--help", "help")
+VERSION_WORDS = ("-V", "--version")
 BENCH_USAGE = ("usage: garfish bench [DEPTH] [--multipv N] [--syzygy PATH] [--evalfile FILE]\n\nSearch the bench "
                "positions to DEPTH (default: the bench depth),\nwith N best lines (MultiPV, default 1), probing the "
                "Syzygy tables in PATH (folders separated as in SyzygyPath) if given,\nevaluating with the network "
@@ -146,6 +149,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     if args and args[0] in HELP_WORDS:
         print(__doc__)
         print("With no arguments Garfish speaks UCI on stdin/stdout (type 'uci').")
+        print("garfish --version prints the version.")
+        return 0
+    if args and args[0] in VERSION_WORDS:
+        print(f"garfish {__version__}")
         return 0
     if args:
         commands = ", ".join(f"garfish {name}" for name in COMMANDS)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, TextIO, Union
 import chess
 import chess.polyglot
 
+from garfish.uci import __version__
 from garfish.uci.options import Button, Check, Option, OptionError, Spin, String, find_option
 
 if TYPE_CHECKING:  # at run time the engine loads on a background thread, after `uciok`
@@ -24,7 +25,7 @@ if TYPE_CHECKING:  # at run time the engine loads on a background thread, after 
     from garfish.engine.search import SearchInfo, Searcher
     from garfish.engine.types import Limits
 
-ENGINE_NAME = "Garfish 0.1.0"
+ENGINE_NAME = f"Garfish {__version__}"
 ENGINE_AUTHOR = "the Garfish developers"
 
 def milliseconds(value: int) -> float:

@@ -1,6 +1,7 @@
-"""The README's recipes for other programs, run as printed where the program is here: python-chess
-(MultiPV analysis), lichess-bot's engine block, PolyGlot's ini file in xboard mode, and the option
-names in the cutechess-cli and fastchess commands. The README's /path/to/garfish is this checkout."""
+"""The recipes for other programs, run as printed in the README's quick start and in docs/clients.md
+where the program is here: python-chess (MultiPV analysis), lichess-bot's engine block, PolyGlot's ini
+file in xboard mode, and the option names in the cutechess-cli and fastchess commands. The pages'
+/path/to/garfish is this checkout."""
 
 from __future__ import annotations
 
@@ -21,8 +22,9 @@ from conftest import ROOT
 from rawpipe import RawEngine
 
 README = ROOT / "README.md"
+CLIENTS = ROOT / "docs" / "clients.md"
+PAGES = pytest.mark.parametrize("page", [README, CLIENTS], ids=["README", "docs/clients"])
 PLACEHOLDER = "/path/to/garfish"
-USING = "## Using Garfish in a GUI or a match"
 POLYGLOT_PLACES = ("/usr/games/polyglot", "/usr/bin/polyglot")  # Debian installs it under /usr/games
 GARFISH_OPTIONS = ("Hash", "Clear Hash", "Threads", "Move Overhead", "Ponder", "UCI_Chess960")
 # Castling is the only mate in one (as in test_uci_client): 1.O-O# in standard chess; for the
@@ -31,19 +33,21 @@ CASTLE_MATES = "4R3/8/8/8/8/5k2/6R1/4K2R w K - 0 1"
 CASTLE_MATES_960 = "4R3/8/8/8/8/5k2/6R1/5K1R w H - 0 1"
 
 
-def readme_block(heading: str, language: str) -> str:
-    """The first ```language block under `### heading` of the README's section on other programs,
-    with /path/to/garfish made this checkout."""
-    text = README.read_text()
-    section = text[text.index(USING):]
-    section = section[section.index(f"### {heading}\n"):]
+def page_block(page: Path, heading: str, language: str) -> str:
+    """The first ```language block under the heading `## heading` or `### heading` of a page, with
+    /path/to/garfish made this checkout."""
+    text = page.read_text()
+    found = re.search(rf"^#{{2,3}} {re.escape(heading)}\n", text, re.MULTILINE)
+    assert found, f"{page.name} has no section {heading!r}"
+    section = text[found.end():]
     start = section.index(f"```{language}\n") + len(f"```{language}\n")
     return section[start:section.index("```", start)].replace(PLACEHOLDER, str(ROOT))
 
 
-def test_readme_python_chess_example() -> None:
+@PAGES
+def test_python_chess_example(page: Path) -> None:
     """The python-chess example as printed: a move, then MultiPV analysis with three different lines."""
-    code = readme_block("python-chess", "python")
+    code = page_block(page, "python-chess", "python")
     assert "multipv=3" in code
 
     def run(source: str) -> tuple[list[str], Optional[Exception]]:
@@ -52,7 +56,7 @@ def test_readme_python_chess_example() -> None:
         error: Optional[Exception] = None
         with contextlib.redirect_stdout(out):
             try:
-                exec(compile(source, "README.md (python-chess)", "exec"), {})
+                exec(compile(source, f"{page.name} (python-chess)", "exec"), {})
             except chess.engine.EngineError as exc:
                 error = exc
         return out.getvalue().splitlines(), error
@@ -87,10 +91,11 @@ def simple_yaml(text: str) -> dict:
     return root
 
 
-def test_readme_lichess_bot_engine_block(caplog: pytest.LogCaptureFixture) -> None:
+@PAGES
+def test_lichess_bot_engine_block(page: Path, caplog: pytest.LogCaptureFixture) -> None:
     """lichess-bot's engine block: dir + name start Garfish over UCI, which declares Ponder and
     every option in uci_options, takes their values without an error and then plays."""
-    engine_block = simple_yaml(readme_block("lichess-bot", "yaml"))["engine"]
+    engine_block = simple_yaml(page_block(page, "lichess-bot", "yaml"))["engine"]
     assert engine_block["protocol"] == "uci" and engine_block["ponder"] == "true"
     command = Path(engine_block["dir"]) / engine_block["name"]
     assert command == ROOT / "garfish"
@@ -113,14 +118,14 @@ def polyglot_command() -> Optional[str]:
     return found or next((place for place in POLYGLOT_PLACES if Path(place).is_file()), None)
 
 
-def test_readme_polyglot_ini_plays_in_xboard_mode(tmp_path: Path) -> None:
-    """PolyGlot with the README's garfish.ini, spoken to in xboard: it offers Chess960, plays a move
+def test_polyglot_ini_plays_in_xboard_mode(tmp_path: Path) -> None:
+    """PolyGlot with the garfish.ini of docs/clients.md, spoken to in xboard: it offers Chess960, plays a move
     from the start, castles kingside for the mate in standard chess (e1g1) and in Chess960 (O-O)."""
     polyglot = polyglot_command()
     if polyglot is None:
         pytest.skip("polyglot is not installed (Debian/Ubuntu: apt-get install polyglot)")
     ini = tmp_path / "garfish.ini"
-    ini.write_text(readme_block("xboard and WinBoard, through PolyGlot", "ini"))
+    ini.write_text(page_block(CLIENTS, "xboard and WinBoard, through PolyGlot", "ini"))
     xboard = RawEngine([polyglot, str(ini)], cwd=tmp_path)
     try:
         xboard.send("xboard")
@@ -144,10 +149,11 @@ def test_readme_polyglot_ini_plays_in_xboard_mode(tmp_path: Path) -> None:
         xboard.close()
 
 
-def test_readme_match_commands_set_only_options_garfish_declares() -> None:
+@PAGES
+def test_match_commands_set_only_options_garfish_declares(page: Path) -> None:
     """The option.NAME=VALUE of Garfish's engine in the cutechess-cli and fastchess commands are
     Garfish's own options (a misspelt one would be refused or ignored)."""
-    commands = readme_block("cutechess-cli and fastchess", "sh").replace("\\\n", " ")
+    commands = page_block(page, "cutechess-cli and fastchess", "sh").replace("\\\n", " ")
     checked = 0
     for command in commands.splitlines():
         if command.lstrip().startswith("#") or not command.strip():

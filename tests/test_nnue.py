@@ -309,16 +309,15 @@ def test_a_network_search_plays_legal_moves_in_random_and_chess960_games() -> No
             board.push(result.move if rng.random() < 0.5 else rng.choice(list(board.legal_moves)))
 
 
-def test_readme_network_example(capsys: pytest.CaptureFixture[str]) -> None:
-    # The second example of README.md's "Python API", as it stands: the engine's default network.
+def test_python_api_network_example(capsys: pytest.CaptureFixture[str]) -> None:
+    # The second example of docs/python-api.md, as it stands: the engine's default network.
     from garfish.engine.evalfile import DEFAULT_EVAL_FILE, load_evaluator
 
-    readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index("## Python API"):]
-    second = section.index("```python", section.index("```python") + 1) + len("```python")
-    code = section[second:section.index("```", second)]
+    page = (ROOT / "docs" / "python-api.md").read_text()
+    second = page.index("```python", page.index("```python") + 1) + len("```python")
+    code = page[second:page.index("```", second)]
     namespace: dict = {"chess": chess, "Searcher": Searcher}
-    exec(compile(code, "README.md (network)", "exec"), namespace)
+    exec(compile(code, "docs/python-api.md (network)", "exec"), namespace)
     evaluator = load_evaluator(DEFAULT_EVAL_FILE)
     assert evaluator is not None
     assert capsys.readouterr().out.strip() == str(evaluator.evaluate(chess.Board()))

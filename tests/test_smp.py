@@ -4,22 +4,79 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 import time
-from typing import Iterator
+from pathlib import Path
+from typing import Callable, Iterator, Optional
 
 import chess
+import numpy as np
 import pytest
 
 from garfish.engine.bench import BENCH_FENS
-from garfish.engine.search import Searcher
+from garfish.engine.search import Searcher, SearchInfo, SearchResult
 from garfish.engine.smp import SKIP_PHASE, SKIP_SIZE, HelperSearcher
 from garfish.engine.tt import TranspositionTable, unpack
 from garfish.engine.types import Limits
 from conftest import children, wait_gone
 from test_uci_robustness import UciPipe
 
+# No test here gives the helpers a time to work in: a busy machine may give them no CPU in it (a
+# test once saw their table no fuller than the main search's). A test waits for what they did
+# instead, with these timeouts only as a guard against a helper that never works.
 READY_TIMEOUT = 60.0  # seconds for a helper process to start (imports and Numba's cache) on a busy machine
-READY_WAIT = 3.0  # seconds that are plenty for a helper to start on an idle machine
+WORK_TIMEOUT = 120.0  # seconds for the helpers to do the work a test waits for, however busy the machine
+GONE_TIMEOUT = 30.0  # seconds for processes to be gone after their engine ended
+HELPER_NODES = 20_000  # nodes the helpers search while the main search is held (over 10x its nodes to depth 3)
+HOLD_DEPTH = 3  # the main search is held after this depth until the helpers have searched HELPER_NODES
+HELPER_CPU = 0.2  # CPU seconds a ready helper has used since `go`: it is searching
+# From `stop` to `bestmove` with helpers: 10-40 ms measured with 2 helpers on 2 cores beside two busy
+# loops and a running match (scripts/stop_latency.py). The main search polls its stop flag every 256
+# nodes, a few milliseconds even on a machine 10x slower: a second is no race.
+STOP_LATENCY = 1.0
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def entries(tt: TranspositionTable) -> int:
+    """The entries a table holds (every one of them, not hashfull's sample of 1000)."""
+    return int(np.count_nonzero(tt.data))
+
+
+def search_with_helpers(searcher: Searcher, board: chess.Board,
+                        searchmoves: Optional[list[chess.Move]] = None) -> SearchResult:
+    """Search the board with the helpers, holding the main search after depth HOLD_DEPTH until they
+    have searched HELPER_NODES nodes, then stopping it: the helpers' share of the work does not
+    depend on how much CPU they get (a busy machine only makes the wait longer)."""
+    pool = searcher.helpers
+    assert pool is not None
+    stop = threading.Event()
+
+    def hold(info: SearchInfo) -> None:
+        if info.depth >= HOLD_DEPTH and not stop.is_set():
+            deadline = time.monotonic() + WORK_TIMEOUT
+            while pool.nodes() < HELPER_NODES and time.monotonic() < deadline:
+                time.sleep(0.01)
+            stop.set()
+
+    result = searcher.search(board, Limits(infinite=True, searchmoves=searchmoves or []), on_info=hold, stop=stop)
+    assert pool.nodes() >= HELPER_NODES, f"the helpers searched {pool.nodes()} nodes in {WORK_TIMEOUT} s"
+    return result
+
+
+def assert_the_helpers_filled_the_table(searcher: Searcher, board: chess.Board, result: SearchResult) -> None:
+    """After search_with_helpers: the helpers' nodes are counted in the result and their entries
+    are in the main search's table."""
+    pool = searcher.helpers
+    assert pool is not None
+    pool.settle()  # the helpers have stopped: their counts and the table are final
+    # The result counts the helpers' nodes as they were when the main search ended (they go on to
+    # their next poll, at most 256 nodes more each).
+    assert searcher.nodes + HELPER_NODES <= result.nodes <= searcher.nodes + pool.nodes()
+    # The main search alone, to the same node count, stores a fraction of the entries: the helpers
+    # searched over ten times its nodes into the same table.
+    alone = Searcher(searcher.tt.megabytes)
+    alone.search(board, Limits(nodes=searcher.nodes))
+    assert entries(searcher.tt) > 2 * entries(alone.tt), (entries(searcher.tt), entries(alone.tt))
 
 
 @pytest.fixture
@@ -68,29 +125,25 @@ def test_the_helpers_skip_iterations_as_stockfish_9_did() -> None:
 
 def test_helpers_search_with_the_main_search_and_share_its_table(threaded: Searcher, warnings: list[str]) -> None:
     board = chess.Board(BENCH_FENS[3])
-    result = threaded.search(board, Limits(movetime=1.5))
+    result = search_with_helpers(threaded, board)
     assert result.move in board.legal_moves
-    helper_nodes = threaded.helpers.nodes()  # type: ignore[union-attr]
-    assert helper_nodes > 1000 and result.nodes == threaded.nodes + helper_nodes
-    # The helpers wrote into the table: it holds more entries than the main search stored alone.
-    alone = Searcher(16)
-    alone.search(board, Limits(nodes=threaded.nodes))
-    assert threaded.tt.hashfull() > alone.tt.hashfull()
+    assert_the_helpers_filled_the_table(threaded, board, result)
     # searchmoves binds the helpers' root too; the result comes from the main search.
     wanted = [chess.Move.from_uci(next(iter(board.legal_moves)).uci())]
-    assert threaded.search(board, Limits(movetime=0.3, searchmoves=wanted)).move == wanted[0]
+    assert search_with_helpers(threaded, board, wanted).move == wanted[0]
     assert warnings == []
 
 
 def test_resizing_the_table_and_a_new_game_reach_the_helpers(threaded: Searcher, warnings: list[str]) -> None:
     board = chess.Board()
-    threaded.search(board, Limits(movetime=0.5))
+    threaded.search(board, Limits(depth=4))
     threaded.resize_hash(8)
     assert threaded.tt.megabytes == 8 and threaded.tt.block is not None
     threaded.new_game()
     assert threaded.tt.hashfull() == 0
-    result = threaded.search(board, Limits(movetime=1.0))
-    assert result.move in board.legal_moves and threaded.helpers.nodes() > 1000  # type: ignore[union-attr]
+    result = search_with_helpers(threaded, board)
+    assert result.move in board.legal_moves
+    assert_the_helpers_filled_the_table(threaded, board, result)  # the new table, not the old one
     assert warnings == []
 
 
@@ -100,12 +153,12 @@ def test_a_helper_that_dies_is_reported_and_started_again(threaded: Searcher, wa
     pool.helpers[0].process.kill()  # type: ignore[union-attr]
     pool.helpers[0].process.join(5)  # type: ignore[union-attr]
     board = chess.Board(BENCH_FENS[5])
-    result = threaded.search(board, Limits(movetime=0.3))
+    result = threaded.search(board, Limits(depth=4))
     assert result.move in board.legal_moves
     assert len(warnings) == 1 and "search helper 1 failed" in warnings[0] and "died" in warnings[0]
     assert pool.wait_ready(READY_TIMEOUT)
-    result = threaded.search(board, Limits(movetime=1.0))
-    assert result.move in board.legal_moves and pool.nodes() > 1000 and len(warnings) == 1
+    result = search_with_helpers(threaded, board)  # the new helper searches
+    assert result.move in board.legal_moves and len(warnings) == 1
 
 
 def test_threads_one_is_a_private_table_again(warnings: list[str]) -> None:
@@ -115,52 +168,82 @@ def test_threads_one_is_a_private_table_again(warnings: list[str]) -> None:
     pids = [helper.process.pid for helper in searcher.helpers.helpers]  # type: ignore[union-attr]
     searcher.set_threads(1, warnings.append)
     assert searcher.helpers is None and searcher.tt.block is None and searcher.tt.megabytes == 4
-    assert wait_gone(pids, 5.0) == []
+    assert wait_gone(pids, GONE_TIMEOUT) == []
     assert searcher.search(chess.Board(), Limits(depth=4)).move is not None
 
 
-def uci_with_helpers(threads: int) -> tuple[UciPipe, list[int]]:
-    """An engine process with Threads set, after a search (so its helpers are up); its children."""
+def cpu_seconds(pid: int) -> float:
+    """The CPU time a process has used (user and system, from /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
+def is_ready_helper(pid: int) -> bool:
+    """Whether a child of the engine is a helper that has attached the shared table (its imports done)."""
+    try:
+        return (b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()
+                and "/psm_" in Path(f"/proc/{pid}/maps").read_text())
+    except OSError:
+        return False
+
+
+def wait_for(condition: Callable[[], bool], timeout: float, what: str) -> None:
+    """Poll condition until it holds; fail after timeout seconds (a guard, never the thing tested)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"{what}: not within {timeout} s"
+        time.sleep(0.05)
+
+
+def uci_with_helpers(threads: int) -> tuple[UciPipe, list[int], list[int]]:
+    """An engine process with Threads set, after a search, once its helpers are ready; its children
+    (the helpers and multiprocessing's resource tracker) and its helpers."""
     pipe = UciPipe()
-    pipe.send("uci", f"setoption name Threads value {threads}", "position startpos", "go movetime 500")
+    pipe.send("uci", f"setoption name Threads value {threads}", "position startpos", "go depth 3")
     move, seen = pipe.bestmove(READY_TIMEOUT)
     assert move != "0000" and not [line for line in seen if "error" in line]
-    deadline = time.monotonic() + READY_TIMEOUT
-    while len(children(pipe.proc.pid)) < threads - 1 and time.monotonic() < deadline:
-        time.sleep(0.1)
-    return pipe, children(pipe.proc.pid)
+    wait_for(lambda: sum(map(is_ready_helper, children(pipe.proc.pid))) == threads - 1, READY_TIMEOUT,
+             "the helpers attach to the table")
+    kids = children(pipe.proc.pid)
+    return pipe, kids, [pid for pid in kids if is_ready_helper(pid)]
+
+
+def search_infinite(pipe: UciPipe, helpers: list[int]) -> None:
+    """Start `go infinite` and return once every helper has used HELPER_CPU of CPU in it: searching."""
+    before = {pid: cpu_seconds(pid) for pid in helpers}
+    pipe.send("position startpos", "go infinite")
+    wait_for(lambda: all(cpu_seconds(pid) - before[pid] >= HELPER_CPU for pid in helpers), WORK_TIMEOUT,
+             "the helpers search")
 
 
 def test_quit_leaves_no_process_behind() -> None:
-    pipe, kids = uci_with_helpers(3)
+    pipe, kids, helpers = uci_with_helpers(3)
     try:
-        assert len(kids) >= 2  # the helpers (and multiprocessing's resource tracker)
-        pipe.send("go infinite")
-        time.sleep(0.5)
+        assert len(kids) >= 2 and len(helpers) == 2  # the helpers (and multiprocessing's resource tracker)
+        search_infinite(pipe, helpers)
         started = time.monotonic()
         pipe.send("stop")
-        pipe.bestmove(5)
-        assert time.monotonic() - started < 1.0
+        pipe.bestmove(READY_TIMEOUT)
+        assert time.monotonic() - started < STOP_LATENCY
         pipe.send("quit")
-        assert pipe.proc.wait(10) == 0
-        assert wait_gone(kids, 5.0) == []
+        assert pipe.proc.wait(GONE_TIMEOUT) == 0
+        assert wait_gone(kids, GONE_TIMEOUT) == []
     finally:
         pipe.close()
 
 
 @pytest.mark.parametrize("how", ["killed", "stdin closed"])
 def test_helpers_do_not_outlive_a_killed_engine_or_a_vanished_gui(how: str) -> None:
-    pipe, kids = uci_with_helpers(2)
+    pipe, kids, helpers = uci_with_helpers(2)
     try:
-        assert kids
-        pipe.send("go infinite")  # the helpers are searching when it happens
-        time.sleep(0.5)
+        assert kids and helpers
+        search_infinite(pipe, helpers)  # the helpers are searching when it happens
         if how == "killed":
             os.kill(pipe.proc.pid, signal.SIGKILL)
         else:
             assert pipe.proc.stdin is not None
             pipe.proc.stdin.close()
-        assert wait_gone(kids, 5.0) == []
+        assert wait_gone(kids, GONE_TIMEOUT) == []
     finally:
         pipe.close()
 
@@ -170,10 +253,16 @@ def test_hash_changes_while_the_helpers_start_are_not_errors() -> None:
     pipe = UciPipe()
     try:
         pipe.send("uci", "setoption name Threads value 2", "setoption name Hash value 8",
-                  "setoption name Hash value 4", "position startpos", "go movetime 300")
+                  "setoption name Hash value 4", "position startpos", "go depth 3")
         pipe.bestmove(READY_TIMEOUT)
-        time.sleep(READY_WAIT)
-        pipe.send("go movetime 1000")
+        # Once the helper is up (on whichever table), it searches with the main search ...
+        wait_for(lambda: sum(map(is_ready_helper, children(pipe.proc.pid))) == 1, READY_TIMEOUT,
+                 "the helper attaches to a table")
+        search_infinite(pipe, [pid for pid in children(pipe.proc.pid) if is_ready_helper(pid)])
+        pipe.send("stop")
+        pipe.bestmove(READY_TIMEOUT)
+        # ... and the next search's start reports any error it had (engine.smp, HelperPool.settle).
+        pipe.send("go depth 3")
         move, seen = pipe.bestmove(READY_TIMEOUT)
         assert move != "0000" and not [line for line in pipe.history if "error" in line], pipe.history
         nodes = [int(line.split(" nodes ")[1].split()[0]) for line in seen if " nodes " in line]

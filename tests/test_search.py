@@ -4,17 +4,25 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import Callable
 
 import chess
 import pytest
 
+import garfish.engine.search
 from garfish.engine import Limits, Searcher, SearchResult
 from garfish.engine.bench import run_bench
+from garfish.engine.search import POLL_INTERVAL, SearchInfo
+from garfish.engine.timeman import SOFT_SHARE, time_budget
 from garfish.engine.types import MATE, MATE_BOUND, mate_in
 
 from conftest import ROOT
 
 SEARCH_DEPTH_FOR_MATE = {1: 2, 2: 5, 3: 7}
+# Searches stopped from another thread wait for a report of theirs, never for a time: a busy machine
+# may not finish an iteration in any given time. This is how long such a wait may take (a guard).
+REPORT_TIMEOUT = 120.0
+KIWIPETE = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"
 
 # mate2.fen positions not solved at depth 5: both are real mates in 2 (proved below) that start
 # with a quiet move (1.Nf3, 1.Rf6). Null-move pruning at the reply node drops into a quiescence
@@ -166,15 +174,32 @@ def test_a_search_stopped_inside_depth_1_still_reports_a_score_with_its_move(nod
     assert reports[-1].pv[0] == result.move and reports[-1].score == result.score and abs(result.score) < MATE_BOUND
 
 
+def act_on_report(searcher: Searcher, when: Callable[[SearchInfo], bool],
+                  action: Callable[[], None]) -> tuple[Callable[[SearchInfo], None], list[int]]:
+    """An on_info callback, and a thread that runs action (say searcher.stop) once a report
+    satisfies `when`; the list gets the searcher's node count read just after the action, so a
+    test can count the nodes searched after it."""
+    due = threading.Event()
+    nodes_after: list[int] = []
+
+    def act() -> None:
+        if due.wait(REPORT_TIMEOUT):
+            action()
+            nodes_after.append(searcher.nodes)
+
+    threading.Thread(target=act, daemon=True).start()
+    return (lambda info: due.set() if when(info) else None), nodes_after
+
+
 def test_stop_from_another_thread_returns_a_legal_move_quickly() -> None:
+    # Stopped from another thread once depth 4 is done, the search ends within one poll of its
+    # stop flag: "quickly" counted in nodes, which no busy machine changes.
     searcher = Searcher(4)
-    board = chess.Board("r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1")
-    timer = threading.Timer(0.3, searcher.stop)
-    timer.start()
-    start = time.perf_counter()
-    result = searcher.search(board, Limits(infinite=True))
-    assert time.perf_counter() - start < 5  # generous: stop is polled every few hundred nodes
-    assert result.move in board.legal_moves and result.depth >= 1
+    board = chess.Board(KIWIPETE)
+    on_info, nodes_after = act_on_report(searcher, lambda info: info.depth >= 4, searcher.stop)
+    result = searcher.search(board, Limits(infinite=True), on_info=on_info)
+    assert result.move in board.legal_moves and result.depth >= 4
+    assert result.nodes - nodes_after[0] <= POLL_INTERVAL
 
 
 def test_the_callers_stop_flag_is_never_cleared_by_the_search() -> None:
@@ -189,15 +214,16 @@ def test_the_callers_stop_flag_is_never_cleared_by_the_search() -> None:
                                                                             stop=stop)), daemon=True)
     worker.start()
     try:
-        worker.join(5)
+        worker.join(REPORT_TIMEOUT)  # a search that cleared the flag would never end
         assert not worker.is_alive(), "the search cleared its caller's stop flag"
     finally:
         searcher.stop()
     assert stop.is_set() and results[0].move in board.legal_moves
-    # Searcher.stop() sets the running search's flag, the caller's included.
+    # Searcher.stop() sets the running search's flag, the caller's included (called once the
+    # search has reported: before it starts, stop() would set the last search's flag).
     stop = threading.Event()
-    threading.Timer(0.2, searcher.stop).start()
-    result = searcher.search(board, Limits(infinite=True), stop=stop)
+    on_info, _ = act_on_report(searcher, lambda info: True, searcher.stop)
+    result = searcher.search(board, Limits(infinite=True), on_info=on_info, stop=stop)
     assert stop.is_set() and result.move in board.legal_moves
 
 
@@ -205,40 +231,44 @@ def test_movetime_hard_limit_stops_the_search() -> None:
     searcher = Searcher(4)
     start = time.perf_counter()
     result = searcher.search(chess.Board(), Limits(movetime=0.3))
-    assert time.perf_counter() - start < 3  # generous bound: this checks the abort works, not speed
+    # Without the limit this search would never end. With it, it ends at its first poll of the
+    # clock after 0.3 s; polls are 256 nodes apart, under 0.1 s even at a tenth of this 2-core
+    # machine's speed (4,000 nodes/s): 3 s holds on a machine ten times slower or as busy.
+    assert time.perf_counter() - start < 3
     assert result.move in chess.Board().legal_moves
 
 
-def ponder_then_hit(seconds: float) -> tuple[float, float, SearchResult]:
-    """Ponder on a 60 s clock (optimum about 1.7 s, soft limit about 1 s), send ponderhit after
-    `seconds`; (seconds from go to ponderhit, seconds from ponderhit to the result, the result)."""
+def ponder_then_hit(when: Callable[[Searcher, SearchInfo], bool]) -> tuple[int, SearchResult]:
+    """Ponder on a 60 s clock, send ponderhit from another thread after the first report for which
+    when(searcher, report) holds; (nodes searched after the ponderhit, the result)."""
     searcher = Searcher(4)
-    board = chess.Board("r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1")
-    results: list[SearchResult] = []
-    start = time.perf_counter()
-    worker = threading.Thread(target=lambda: results.append(
-        searcher.search(board, Limits(wtime=60.0, btime=60.0, ponder=True))), daemon=True)
-    worker.start()
-    time.sleep(seconds)
-    hit = time.perf_counter()
-    searcher.ponderhit()
-    worker.join(30)
-    assert not worker.is_alive() and results[0].move in board.legal_moves
-    return hit - start, time.perf_counter() - hit, results[0]
+    board = chess.Board(KIWIPETE)
+    on_info, nodes_after = act_on_report(searcher, lambda info: when(searcher, info), searcher.ponderhit)
+    result = searcher.search(board, Limits(wtime=60.0, btime=60.0, ponder=True), on_info=on_info)
+    assert result.move in board.legal_moves
+    return result.nodes - nodes_after[0], result
 
 
 def test_a_ponderhit_after_the_soft_limit_plays_at_once() -> None:
     # The pondering counts (as in Stockfish): having pondered past its soft limit, the search
     # stops at ponderhit. Timed from the ponderhit instead, it would think at least another
     # second (the soft limit) on top: a loss on time waiting to happen on a short clock.
-    pondered, after, result = ponder_then_hit(2.5)
-    assert after < 1.0 and result.depth >= 3
+    # The ponderhit comes once the search has ended an iteration past its soft limit (its own
+    # record of that, not a time that a busy machine might not reach), and "at once" is counted
+    # in nodes: at most one poll's worth.
+    after, result = ponder_then_hit(lambda searcher, info: searcher._stop_on_ponderhit and info.depth >= 3)
+    assert after <= POLL_INTERVAL and result.depth >= 3
 
 
 def test_a_ponderhit_before_the_soft_limit_goes_on_thinking() -> None:
-    # An early ponderhit leaves the rest of the budget, which runs from `go ponder`.
-    pondered, after, result = ponder_then_hit(0.05)
-    assert 0.5 < pondered + after < 6.9 + 3  # past most of the soft limit, within the hard one (plus slack)
+    # An early ponderhit (after depth 1, long before the soft limit) leaves the rest of the budget,
+    # which runs from `go ponder`: the search ends past its soft limit, within its hard one. Both
+    # are wall-clock times the search reads itself, so a slower machine only searches less in them;
+    # the slack is for the clock's polls (256 nodes apart, under 0.1 s even at a tenth of the speed).
+    optimum, maximum = time_budget(Limits(wtime=60.0, btime=60.0), chess.WHITE)
+    assert optimum is not None and maximum is not None
+    after, result = ponder_then_hit(lambda searcher, info: not searcher._stop_on_ponderhit)
+    assert optimum * SOFT_SHARE <= result.time < maximum + 3
 
 
 def test_losing_side_repeats_the_position_for_a_draw() -> None:
@@ -306,14 +336,28 @@ def test_python_api_example(capsys: pytest.CaptureFixture[str]) -> None:
     assert printed[-1].startswith(result.move.uci())
 
 
-def test_tiny_clock_aborts_even_the_first_iteration() -> None:
+class SteppingClock:
+    """Stands in for the time module in engine.search: the search's start reads 0 s and every later
+    reading a second more, so a tiny budget is spent by the first poll, on any machine."""
+
+    def __init__(self) -> None:
+        self.readings = 0
+
+    def perf_counter(self) -> float:
+        self.readings += 1
+        return float(self.readings - 1)
+
+
+def test_tiny_clock_aborts_even_the_first_iteration(monkeypatch: pytest.MonkeyPatch) -> None:
     # 40 ms on the clock: the hard limit must hold inside depth 1 too (a flag at 2+0.05 showed it).
-    board = chess.Board("r1bq1r1k/1pp1n1pp/1p1p4/4p2Q/4Pp2/1BNP4/PPP2PPP/3R1RK1 w - - 2 14")
-    searcher = Searcher(4)
-    start = time.perf_counter()
-    result = searcher.search(board, Limits(wtime=0.04, btime=0.04, move_overhead=0.02))
-    assert time.perf_counter() - start < 0.5  # generous: the budget is ~20 ms, polled every 32 nodes
-    assert result.move in board.legal_moves
+    # Timed by the wall clock, whether a 20 ms budget runs out inside depth 1 depends on the
+    # machine's speed and how busy it is; so the clock is made to pass the limit at once, in a
+    # position whose depth 1 takes 423 nodes: the search must stop at its first poll, inside depth 1.
+    board = chess.Board("4rrk1/pp1n3p/3q2pQ/2p1pb2/2PP4/2P3N1/P2B2PP/4RRK1 b - - 7 19")
+    assert Searcher(4).search(board, Limits(depth=1)).nodes > POLL_INTERVAL  # depth 1 outlasts a poll
+    monkeypatch.setattr(garfish.engine.search, "time", SteppingClock())
+    result = Searcher(4).search(board, Limits(wtime=0.04, btime=0.04, move_overhead=0.02))
+    assert result.move in board.legal_moves and result.depth == 0 and result.nodes <= POLL_INTERVAL
 
 
 def test_an_attacked_piece_escapes_before_late_move_pruning() -> None:

@@ -7,7 +7,7 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Iterator
+from typing import Iterator, Optional
 
 import chess
 import numpy as np
@@ -73,6 +73,23 @@ def test_go_perft_comes_back_beside_the_limits() -> None:
 
 
 # --------------------------------------------------------------------------- a UciEngine on string streams
+# How long a test waits for a search thread to reach a point or end: a guard against one that never
+# does (the thing tested), never a time the search must keep to (a busy machine may take long).
+THREAD_TIMEOUT = 60.0
+
+
+class WatchedEvent(threading.Event):
+    """A threading.Event that records that a thread has begun waiting on it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waited = threading.Event()
+
+    def wait(self, timeout: Optional[float] = None) -> bool:
+        self.waited.set()
+        return super().wait(timeout)
+
+
 class Session:
     """One UciEngine writing to a string: send it lines, read back what it printed since last time."""
 
@@ -94,6 +111,25 @@ class Session:
             text = self.out.getvalue()
         new, self.read = text[self.read:], len(text)
         return new.splitlines()
+
+    def go_until_held(self, command: str) -> list[str]:
+        """Handle a `go` that may print no bestmove before `stop` or `ponderhit`; return what it has
+        printed once its thread waits for one of them (its move chosen), or once it reports a search
+        under way, or has ended (having printed a bestmove it should not have, for the caller to find).
+        Waiting for these points, not for a time, keeps a busy machine from passing a broken engine."""
+        release = WatchedEvent()  # the flag the search thread waits on before its bestmove
+        self.engine.release = release
+        self.engine.handle(command)
+        thread = self.engine.search_thread
+        assert thread is not None
+        lines: list[str] = []
+        deadline = time.monotonic() + THREAD_TIMEOUT
+        while not (release.waited.is_set() or not thread.is_alive()
+                   or any(line.startswith("info depth") for line in lines)):
+            assert time.monotonic() < deadline, f"the search thread neither waited nor searched: {lines}"
+            time.sleep(0.01)
+            lines += self.output()
+        return lines + self.output()
 
 
 @pytest.fixture
@@ -217,9 +253,7 @@ AFTER_E4 = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"
 def assert_plays_legal_moves(session: Session) -> list[str]:
     """go depth 2 and go infinite + stop answer legal moves (never 0000 here); return all output."""
     lines = session.send("position startpos moves e2e4", "go depth 2")
-    session.engine.handle("go infinite")
-    time.sleep(0.1)
-    early = session.output()
+    early = session.go_until_held("go infinite")
     assert not bestmoves(early), early  # UCI: no bestmove before stop, even without a search
     lines += early + session.send("stop")
     moves = bestmoves(lines)
@@ -341,7 +375,7 @@ def test_a_ponderhit_before_the_search_thread_starts_is_not_lost(session: Sessio
     gate.set()
     thread = session.engine.search_thread
     assert thread is not None
-    thread.join(5)
+    thread.join(THREAD_TIMEOUT)  # a lost ponderhit ponders on until stop: it would never end
     assert not thread.is_alive(), "the search ponders on after ponderhit"
     assert len(bestmoves(session.output())) == 1
 

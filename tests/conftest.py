@@ -64,6 +64,13 @@ def children(pid: int) -> list[int]:
     return found
 
 
+def cpu_seconds(pid: int) -> float:
+    """The CPU time a process has used, its ended threads' included (user and system, from /proc;
+    in steps of 1/SC_CLK_TCK, 10 ms on Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def read_games(path: Path) -> list[chess.pgn.Game]:
     """All games of a PGN file."""
     games = []

@@ -18,7 +18,7 @@ from garfish.engine.search import Searcher, SearchInfo, SearchResult
 from garfish.engine.smp import SKIP_PHASE, SKIP_SIZE, HelperSearcher
 from garfish.engine.tt import TranspositionTable, unpack
 from garfish.engine.types import Limits
-from conftest import children, wait_gone
+from conftest import children, cpu_seconds, wait_gone
 from test_uci_robustness import UciPipe
 
 # No test here gives the helpers a time to work in: a busy machine may give them no CPU in it (a
@@ -34,7 +34,6 @@ HELPER_CPU = 0.2  # CPU seconds a ready helper has used since `go`: it is search
 # loops and a running match (scripts/stop_latency.py). The main search polls its stop flag every 256
 # nodes, a few milliseconds even on a machine 10x slower: a second is no race.
 STOP_LATENCY = 1.0
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def entries(tt: TranspositionTable) -> int:
@@ -170,12 +169,6 @@ def test_threads_one_is_a_private_table_again(warnings: list[str]) -> None:
     assert searcher.helpers is None and searcher.tt.block is None and searcher.tt.megabytes == 4
     assert wait_gone(pids, GONE_TIMEOUT) == []
     assert searcher.search(chess.Board(), Limits(depth=4)).move is not None
-
-
-def cpu_seconds(pid: int) -> float:
-    """The CPU time a process has used (user and system, from /proc)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
 
 
 def is_ready_helper(pid: int) -> bool:

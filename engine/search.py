@@ -64,7 +64,8 @@ DELTA_MARGIN = 200         # quiescence delta pruning margin
 SEE_QUIET_MARGIN = 60      # quiet moves losing more than margin * depth by SEE are pruned
 SINGLE_MOVE_DEPTH = 4      # with one legal move, a timed search stops at this depth
 MATE_EXTRA_DEPTH = 4       # plies searched past a found mate before stopping
-TB_ROOT_TIME_SHARE = 0.5   # ranking the root moves by DTZ gives up (for WDL) past this share of the hard limit
+TB_ROOT_TIME_SHARE = 0.9   # ranking the root moves by DTZ probes no more moves past this share of the hard limit:
+                           # the ranking decides a tablebase root's move, the search after it only reports
 TB_DEPTH_BONUS = 6         # a tablebase score goes to the TT this much deeper than the node (Stockfish's)
 TB_CP = 20000              # a tablebase win shows as TB_CP - plies to it, in centipawns (as Stockfish shows it)
 
@@ -488,8 +489,8 @@ class Searcher:
 
     def _tablebase_root(self, board: chess.Board, moves: list[chess.Move], limits: Limits) -> list[chess.Move]:
         """Set up this search's tablebase probing and return the root moves to search: with the
-        root in the tables, the best-ranked moves only (engine.syzygy.Tablebases.rank_root_moves;
-        by WDL when ranking by DTZ would take more than TB_ROOT_TIME_SHARE of the hard time limit).
+        root in the tables, the best-ranked moves only (engine.syzygy.Tablebases.rank_root_moves,
+        the TT's move probed first; past TB_ROOT_TIME_SHARE of the hard time limit it probes no more).
         As in Stockfish, the tree is then probed only when no DTZ ranked the root and it is won."""
         self.tbhits = 0
         self._tb_pieces = 0
@@ -503,7 +504,9 @@ class Searcher:
             return moves
         maximum = None if limits.ponder else time_budget(limits, board.turn)[1]
         deadline = None if maximum is None else self._start + maximum * TB_ROOT_TIME_SHARE
-        ranking = tablebase.rank_root_moves(board, moves, deadline)
+        entry = self.tt.probe(zobrist(board))
+        first = decode(entry & MOVE_MASK) if entry & MOVE_MASK else None
+        ranking = tablebase.rank_root_moves(board, moves, deadline, first)
         if ranking is None:
             self._tb_pieces = tablebase.cardinality  # 0 if a table failed
             return moves

@@ -4,8 +4,8 @@ Tablebases opens the tables of one or more folders and answers the search's two 
 as Stockfish asks them (src/syzygy/tbprobe.cpp):
 
 - rank_root_moves: at the root, which moves keep the tables' result best: ranked by DTZ
-  (else by WDL when a DTZ table is missing), so that a won ending is converted within the
-  fifty-move rule and a drawn one held;
+  (else by WDL when a DTZ table is missing or the root is drawn), so that a won ending is
+  converted within the fifty-move rule, a drawn one held and a lost one resisted longest;
 - probe_wdl: inside the tree, right after a capture or pawn move, win, draw or loss.
 
 A position the tables do not hold (a missing table, castling rights) gets no answer (None).
@@ -34,6 +34,7 @@ WDL_RANK = (-MAX_DTZ, -MAX_DTZ + 101, 0, MAX_DTZ - 101, MAX_DTZ)
 WDL_SCORE = (-TB_WIN, DRAW - 2, DRAW, DRAW + 2, TB_WIN)
 CURSED_MIN_CP = 3  # a win (loss) the fifty-move rule may turn into a draw shows as 3-99 cp (Stockfish's 1-49 cp)
 PROBLEMS_SHOWN = 3  # files named in an error about unusable files
+PROBE_CACHE_SIZE = 1 << 16  # probe answers kept (then all dropped): about 10 MB
 
 
 class TablebaseError(Exception):
@@ -177,6 +178,7 @@ class Tablebases:
         self.rule50 = rule50  # Syzygy50MoveRule: a win the fifty-move rule turns into a draw is a draw
         self.on_failure = on_failure
         self.failure: Optional[str] = None  # why probing stopped (a table failed), or None
+        self._cache: dict[tuple, Optional[int]] = {}  # (probe, position) -> answer
 
     @property
     def cardinality(self) -> int:
@@ -208,53 +210,155 @@ class Tablebases:
 
     def _probe(self, probe: Callable[[chess.Board], int], board: chess.Board) -> Optional[int]:
         """probe(board), None for a position no table holds; a table that fails is reported
-        once and switches probing off (all later probes answer None)."""
+        once and switches probing off (all later probes answer None). Answers are kept (up to
+        PROBE_CACHE_SIZE) for later searches of the game: the loser's DTZ probes cost milliseconds."""
         if self.failure is not None:
             return None
+        key = (probe, board._transposition_key())  # pieces, side to move, castling and en-passant rights
+        cache = self._cache
+        if key in cache:
+            return cache[key]
         try:
-            return probe(board)
+            answer: Optional[int] = probe(board)
         except KeyError:  # chess.syzygy.MissingTableError, castling rights, too many pieces
-            return None
+            answer = None
         except Exception as exc:  # a corrupt table: python-chess raises whatever its decoding met
             self.failure = (f"Syzygy probe failed in {board.fen()} ({type(exc).__name__}: {exc}); "
                             f"tablebases switched off until SyzygyPath is set again")
             if self.on_failure is not None:
                 self.on_failure(self.failure)
             return None
+        if len(cache) >= PROBE_CACHE_SIZE:
+            cache.clear()
+        cache[key] = answer
+        return answer
 
     # ------------------------------------------------------------- root moves
-    def rank_root_moves(self, board: chess.Board, moves: list[chess.Move],
-                        deadline: Optional[float] = None) -> Optional[RootRanking]:
+    def rank_root_moves(self, board: chess.Board, moves: list[chess.Move], deadline: Optional[float] = None,
+                        first: Optional[chess.Move] = None) -> Optional[RootRanking]:
         """Rank the root moves by DTZ, else by WDL, and keep the best-ranked ones (Stockfish's
         root_probe and root_probe_wdl); None when the tables cannot rank them all.
 
         board: the root, with its game's move stack (a move that repeats a position a third
         time is a draw); the caller checks that it has few enough pieces and no castling rights.
-        deadline: a time.perf_counter() time past which DTZ probes (some take milliseconds
-        each) give way to the faster WDL ranking.
+        A won or lost root is ranked by DTZ (a drawn one by WDL: its drawing moves are all kept).
+        The root's own DTZ (a cheap probe) says what the best move reaches; the moves are probed
+        most promising first (`first`, say the TT move, then captures and pawn moves that keep
+        the win, then checks) and the ranking stops at the first that reaches it: a child's DTZ
+        (the loser to move) costs milliseconds, and probing them all took longer than a move of a
+        fast game has (a win ranked by WDL instead was shuffled to a fifty-move draw).
+        deadline: a time.perf_counter() time past which no more DTZ probes are made once a move
+        that keeps the root's result is known (the probes are never cut before: a win ranked by WDL
+        alone is shuffled); the best move probed by then stands.
         """
         if not moves:
             return None
         board = board.copy()
-        ranked = self._dtz_ranks(board, moves, deadline)
+        ranked: Optional[list[tuple[chess.Move, int, int]]] = None
+        root_dtz = self.probe_dtz(board)
+        if root_dtz:
+            ordered = self._probe_order(board, moves, first, root_dtz > 0)
+            fast = root_dtz > 0 and self._stored_for_side_to_move(board)
+            ranked = self._fast_win(board, ordered, root_dtz) if fast else None
+            if ranked is None:
+                ranked = self._dtz_ranks(board, ordered, root_dtz, deadline)
         by_dtz = ranked is not None
         if ranked is None:
             ranked = self._wdl_ranks(board, moves)
             if ranked is None:
                 return None
-        best = max(rank for rank, _ in ranked)
-        kept = [move for move, (rank, _) in zip(moves, ranked) if rank == best]
-        score = next(score for rank, score in ranked if rank == best)
-        return RootRanking(kept, score, by_dtz, len(moves))
+        best = max(rank for _, rank, _ in ranked)
+        kept = [move for move, rank, _ in ranked if rank == best]
+        score = next(score for _, rank, score in ranked if rank == best)
+        return RootRanking(kept, score, by_dtz, len(ranked))
 
-    def _dtz_ranks(self, board: chess.Board, moves: list[chess.Move],
-                   deadline: Optional[float]) -> Optional[list[tuple[int, int]]]:
-        """Each move's (rank, score) from its DTZ counted from the root, or None when a probe fails
-        or the deadline has passed."""
-        ranked = []
+    @staticmethod
+    def _probe_order(board: chess.Board, moves: list[chess.Move], first: Optional[chess.Move],
+                     winning: bool) -> list[chess.Move]:
+        """The moves in the order their DTZ is probed: `first`, then (for the winner) captures
+        and pawn moves, which reach the next phase at once, then checks, then the others."""
+        def key(move: chess.Move) -> int:
+            if move == first:
+                return 0
+            if winning and board.is_zeroing(move):
+                return 1
+            return 2 if board.gives_check(move) else 3
+        return sorted(moves, key=key)
+
+    def _stored_for_side_to_move(self, board: chess.Board) -> bool:
+        """Whether the position's DTZ table holds the side to move's positions (a DTZ table holds
+        one side; python-chess answers a probe of the other by probing every move, milliseconds)."""
+        try:
+            wdl = self.tables.probe_wdl(board)
+            return wdl != 0 and self.tables.probe_dtz_table(board, wdl)[1] >= 0
+        except Exception:  # KeyError (no table), or a table that fails: the plain ranking reports it
+            return False
+
+    def _fast_win(self, board: chess.Board, moves: list[chess.Move],
+                  root_dtz: int) -> Optional[list[tuple[chess.Move, int, int]]]:
+        """[(move, rank, score)] for the first move shown to win as fast as the root's DTZ promises,
+        or None when none is: after the move, every reply of the loser either zeroes and keeps the
+        win, or leaves the winner (to move) at most root_dtz - 2 plies from zeroing. A reply of the
+        winner's DTZ over that refutes the move at once. Used where the table holds the winner's
+        side: its probes are then lookups (tenths of a millisecond), and the loser's, which a move's
+        own DTZ needs, cost milliseconds each. Each such move takes the next phase 2 plies nearer,
+        so the win cannot be shuffled away."""
+        cnt50 = board.halfmove_clock
+        refutation: list[Optional[chess.Move]] = [None]  # the reply that refuted the last move: tried first
         for move in moves:
-            if deadline is not None and time.perf_counter() > deadline:
+            if board.is_zeroing(move):
+                continue  # its WDL says all: _dtz_ranks probes it first
+            board.push(move)
+            try:
+                fast = self._every_reply_closer(board, root_dtz, refutation)
+            finally:
+                board.pop()
+            if fast is None:
                 return None
+            if fast:
+                return [(move, *self._dtz_rank(root_dtz, cnt50))]
+        return None
+
+    def _every_reply_closer(self, board: chess.Board, root_dtz: int,
+                            refutation: list[Optional[chess.Move]]) -> Optional[bool]:
+        """Whether every reply of the side to move (the loser) keeps the win and zeroes, or leaves
+        the winner at most root_dtz - 2 plies from zeroing (a mate counts as closer; None: a probe
+        failed). refutation[0], a reply tried first if legal, becomes the reply that refuted it."""
+        if board.is_checkmate():
+            return True
+        replies = list(board.legal_moves)
+        if not replies:
+            return False  # stalemate
+        if refutation[0] in replies:
+            replies.insert(0, replies.pop(replies.index(refutation[0])))
+        for reply in replies:
+            board.push(reply)
+            try:
+                if board.halfmove_clock == 0:
+                    wdl = self.probe_wdl(board)
+                    closer = None if wdl is None else wdl == 2 or (wdl == 1 and root_dtz > 100)
+                elif board.is_repetition(3):
+                    closer = False
+                else:
+                    dtz = self.probe_dtz(board)
+                    closer = None if dtz is None else 0 < dtz <= root_dtz - 2
+            finally:
+                board.pop()
+            if not closer:
+                refutation[0] = reply
+                return closer
+        return True
+
+    def _dtz_ranks(self, board: chess.Board, moves: list[chess.Move], root_dtz: int,
+                   deadline: Optional[float]) -> Optional[list[tuple[chess.Move, int, int]]]:
+        """(move, rank, score) from each move's DTZ counted from the root, in the order given,
+        until a move reaches the root's DTZ (none can do better), or until the deadline has passed
+        and a move that keeps the root's result is known; None when a probe fails."""
+        ranked: list[tuple[chess.Move, int, int]] = []
+        for move in moves:
+            if (deadline is not None and time.perf_counter() > deadline and ranked
+                    and max(rank for _, rank, _ in ranked) * root_dtz > 0):
+                return ranked  # out of time, and a move that keeps the root's result is known
             board.push(move)
             try:
                 if board.halfmove_clock == 0:  # a capture or pawn move: its WDL says all
@@ -271,7 +375,9 @@ class Tablebases:
                 board.pop()
             if dtz is None:
                 return None
-            ranked.append(self._dtz_rank(dtz, board.halfmove_clock))
+            ranked.append((move, *self._dtz_rank(dtz, board.halfmove_clock)))
+            if (0 < dtz <= root_dtz) or (root_dtz < 0 and dtz <= root_dtz):
+                break  # as fast a win (as slow a loss) as the root's DTZ promises: the best there is
         return ranked
 
     def _dtz_rank(self, dtz: int, cnt50: int) -> tuple[int, int]:
@@ -298,8 +404,8 @@ class Tablebases:
             return rank, -(max(CURSED_MIN_CP, -rank - (MAX_DTZ // 2 - 200)) // 2)
         return rank, -TB_WIN
 
-    def _wdl_ranks(self, board: chess.Board, moves: list[chess.Move]) -> Optional[list[tuple[int, int]]]:
-        """Each move's (rank, score) from its WDL alone, or None when a probe fails."""
+    def _wdl_ranks(self, board: chess.Board, moves: list[chess.Move]) -> Optional[list[tuple[chess.Move, int, int]]]:
+        """Each move's (move, rank, score) from its WDL alone, or None when a probe fails."""
         ranked = []
         for move in moves:
             board.push(move)
@@ -312,5 +418,5 @@ class Tablebases:
             wdl = -child
             if not self.rule50 and wdl:
                 wdl = 2 if wdl > 0 else -2  # without the fifty-move rule a cursed win is a win
-            ranked.append((WDL_RANK[-child + 2], WDL_SCORE[wdl + 2]))
+            ranked.append((move, WDL_RANK[-child + 2], WDL_SCORE[wdl + 2]))
         return ranked

@@ -5,8 +5,8 @@ from won and drawn endings to their end, checked against the tables themselves."
 from __future__ import annotations
 
 import os
+import random
 import shutil
-import time
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -76,14 +76,14 @@ def think(session: Session, fen: str, moves: list[str], command: str = GO) -> li
 
 
 def play_out(session: Session, fen: str, max_plies: int,
-             check: Callable[[chess.Board, chess.Move], None]) -> chess.Board:
+             check: Callable[[chess.Board, chess.Move], None], command: str = GO) -> chess.Board:
     """Garfish plays both sides from fen until the game ends by a rule in effect or
     max_plies; check(board, move) sees each move before it is made."""
     board = chess.Board(fen)
     session.send("ucinewgame")
     moves: list[str] = []
     while game_outcome(board) is None and len(moves) < max_plies:
-        lines = think(session, fen, moves)
+        lines = think(session, fen, moves, command)
         assert not errors(lines), lines
         move = chess.Move.from_uci(bestmoves(lines)[0])
         assert move in board.legal_moves, (board.fen(), move)
@@ -138,6 +138,67 @@ def test_a_drawn_ending_is_held_by_the_defender(uci: Session, tables: chess.syzy
     assert not board.is_checkmate()
 
 
+# --------------------------------------------------------------------------- at a fast game's speed
+TIMED_SEED = 30  # the random endings below, drawn once with this seed
+TIMED_WINS = ("KQvK", "KRvK", "KBNvK", "KPvK", "KQvKR", "KQvKN", "KPPvK")
+TIMED_DRAWS = ("KRvKR", "KPvK")
+TIMED_EACH = 2  # random wins of each table
+TIMED_DRAW_PLIES = 40  # a draw is held for this many plies (or to its end by a rule)
+MIN_TIMED_DTZ = 2  # a win chosen for the test is more than a capture or pawn move away from its next phase
+
+
+def random_ending(tables: chess.syzygy.Tablebase, rng: random.Random, name: str, wdl: int) -> str:
+    """A random legal position of the table `name` (White the first side), the side to move at WDL `wdl`."""
+    pieces = [chess.Piece.from_symbol(symbol if side == 0 else symbol.lower())
+              for side, group in enumerate(name.split("v")) for symbol in group]
+    while True:
+        board = chess.Board(None)
+        for piece, square in zip(pieces, rng.sample(chess.SQUARES, len(pieces))):
+            board.set_piece_at(square, piece)
+        board.turn = rng.choice(chess.COLORS)
+        if (board.is_valid() and not board.is_game_over() and board.legal_moves.count() > 1
+                and tables.probe_wdl(board) == wdl and (wdl == 0 or tables.probe_dtz(board) > MIN_TIMED_DTZ)):
+            return board.fen()
+
+
+def timed_endings(tables: chess.syzygy.Tablebase) -> list[tuple[str, str, int]]:
+    """(table, FEN, WDL of the side to move): TIMED_EACH random wins of each TIMED_WINS, a won KRvK whose
+    halfmove clock leaves the win just within the fifty-move rule, and one draw of each TIMED_DRAWS."""
+    rng = random.Random(TIMED_SEED)
+    endings = [(name, random_ending(tables, rng, name, 2), 2) for name in TIMED_WINS for _ in range(TIMED_EACH)]
+    late = chess.Board(random_ending(tables, rng, "KRvK", 2))
+    late.halfmove_clock = 100 - tables.probe_dtz(late) - 4  # 4 plies to spare
+    endings.append(("KRvK-late", late.fen(), 2))
+    return endings + [(name, random_ending(tables, rng, name, 0), 0) for name in TIMED_DRAWS]
+
+
+@pytest.mark.parametrize("movetime", [50, 100])
+def test_endings_are_converted_and_held_at_a_fast_games_speed(uci: Session, tables: chess.syzygy.Tablebase,
+                                                            movetime: int) -> None:
+    """At `go movetime 100` and 50 a move (a 10+0.1 game's late moves, and less), every win is
+    mated before the fifty-move rule, KBNvK and a late halfmove clock included, and no draw is let
+    slip; the root ranking, not the search's depth, makes the progress (a win ranked by WDL alone
+    was shuffled), and it completes whatever the machine's speed (its probes are not cut by time
+    before a winning move is found), so the test does not depend on the CPU the engine gets."""
+    failures = []
+    for name, fen, wdl in timed_endings(tables):
+        side = chess.Board(fen).turn
+        drawn: list[str] = []
+
+        def holds(board: chess.Board, move: chess.Move) -> None:
+            after = board.copy()
+            after.push(move)
+            if wdl == 0 and board.turn == side and not after.is_insufficient_material() and tables.probe_wdl(after):
+                drawn.append(f"{move} changes the result in {board.fen()}")
+
+        board = play_out(uci, fen, MAX_PLIES if wdl else TIMED_DRAW_PLIES, holds, f"go movetime {movetime}")
+        outcome = game_outcome(board)
+        if wdl and not (outcome and outcome.winner == side and outcome.termination == chess.Termination.CHECKMATE):
+            failures.append(f"{name} {fen}: not mated ({outcome}, {board.fen()})")
+        failures += [f"{name}: {text}" for text in drawn]
+    assert not failures, failures
+
+
 # --------------------------------------------------------------------------- root moves and tbhits
 def test_the_root_keeps_only_the_fastest_winning_moves(syzygy: Path, tables: chess.syzygy.Tablebase) -> None:
     board = chess.Board(KRVK)
@@ -146,13 +207,15 @@ def test_the_root_keeps_only_the_fastest_winning_moves(syzygy: Path, tables: che
     assert len(fastest) == 6 and legal == 17  # slower wins (Rc7, Rg7: 33 plies) and draws (Rd6+?? Kxd6)
     tablebase = Tablebases(str(syzygy))
     ranking = tablebase.rank_root_moves(board, list(board.legal_moves))
-    assert ranking is not None and ranking.by_dtz and set(ranking.moves) == fastest
-    assert ranking.score == TB_WIN and ranking.probes == legal
+    assert ranking is not None and ranking.by_dtz and ranking.moves and set(ranking.moves) <= fastest
+    assert ranking.score == TB_WIN and 1 <= ranking.probes < legal  # it stops at a fastest win
+    for first in fastest:  # the move probed first (the TT's) is kept when it is one of them
+        assert tablebase.rank_root_moves(board, list(board.legal_moves), first=first).moves == [first]
     searcher = Searcher(1)
     searcher.tablebase = tablebase
     infos = []
     result = searcher.search(board, Limits(depth=3), on_info=infos.append)
-    assert result.move in fastest and infos[-1].tbhits == legal
+    assert result.move in fastest and infos[-1].tbhits == ranking.probes
     assert infos[-1].score == TB_WIN and infos[-1].cp == 20000  # shown as Stockfish shows a TB win
 
 
@@ -160,7 +223,8 @@ def test_tbhits_and_tablebase_scores_appear_in_the_info_lines(uci: Session) -> N
     board = chess.Board(KQVKR)
     lines = think(uci, KQVKR, [], "go depth 3")
     info = [line for line in lines if line.startswith("info depth")]
-    assert info and all(f" tbhits {board.legal_moves.count()} " in line for line in info), lines
+    hits = {line.split(" tbhits ")[1].split()[0] for line in info}
+    assert info and len(hits) == 1 and 1 <= int(hits.pop()) <= board.legal_moves.count(), lines
     assert all(" score cp 20000 " in line for line in info), lines
     # Five pieces: no table at the root; the tree probes the positions after a capture.
     lines = think(uci, FIVE_MEN, [], "go depth 4")
@@ -232,7 +296,7 @@ def test_a_bad_path_is_refused_and_the_previous_tables_kept(uci: Session, syzygy
         assert why in lines[0] and lines[0].endswith(f"; keeping the tablebases of '{syzygy}'"), lines
         assert searcher.tablebase is kept and uci.engine.syzygy_path.value == str(syzygy)
     lines = think(uci, KRVK, [], "go depth 2")
-    assert not errors(lines) and " tbhits 17 " in lines[-2]  # the kept tables still serve (17 root moves)
+    assert not errors(lines) and " score cp 20000 " in lines[-2] and " tbhits 0 " not in lines[-2]  # still served
     fresh = Session()
     try:
         lines = fresh.send("isready", f"setoption name SyzygyPath value {tmp_path / 'missing'}")
@@ -317,10 +381,8 @@ def test_python_chess_reads_tbhits_and_a_tablebase_score(engine_cmd: list[str], 
     engine = chess.engine.SimpleEngine.popen_uci(engine_cmd, cwd=str(ROOT), timeout=30)
     try:
         engine.configure({"SyzygyPath": str(syzygy)})
-        start = time.perf_counter()
         info = engine.analyse(chess.Board(KQVKR), chess.engine.Limit(depth=3))
-        assert time.perf_counter() - start < 10
-        assert info["tbhits"] == chess.Board(KQVKR).legal_moves.count()
+        assert 1 <= info["tbhits"] <= chess.Board(KQVKR).legal_moves.count()  # root moves ranked
         score = info["score"].white()
         assert not score.is_mate() and score.score() == 20000 and 20000 < MATE_BOUND
     finally:

@@ -128,6 +128,7 @@ class PVLine:
     depth: int
     score: int
     pv: list[chess.Move]
+    bound: str = "exact"  # "upper": a line not finished at `depth`, known to score at most `score` there
 
 
 @dataclass
@@ -394,11 +395,10 @@ class Searcher:
                         # stands in for a score, so that a client still gets one with the move.
                         best_score = root.evaluate_packed() >> FLAG_BITS
                     done = [PVLine(depth_done, best_score, pv)]
-                reported = {line.pv[0] for line in done}
-                lines = (done + [line for line in lines if line.pv[0] not in reported])[:multipv]
+                lines = self._complete_lines(done, lines, multipv)
                 if on_info is not None and lines:
                     for rank, line in enumerate(lines, 1):  # final totals
-                        on_info(self._info(line.depth, line.score, "exact", line.pv, rank))
+                        on_info(self._info(line.depth, line.score, line.bound, line.pv, rank))
                 break
             finally:
                 self._root_moves = root_moves
@@ -453,6 +453,22 @@ class Searcher:
         ponder = pv[1] if len(pv) > 1 and pv[0] == best_move else None
         return SearchResult(best_move, ponder, best_score, depth_done, self.seldepth, self.nodes, elapsed,
                             pv if pv[0] == best_move else [best_move], lines)
+
+    @staticmethod
+    def _complete_lines(done: list[PVLine], last: list[PVLine], multipv: int) -> list[PVLine]:
+        """The lines a stopped search reports, a complete set sorted best first: those finished at the
+        stopped depth, then the last depth's lines for the ranks not reached (Stockfish's rule). Such
+        a line scoring above the last finished line is shown at the stopped depth with that line's
+        score as an upper bound: the finished line was the best of every move left, this one included."""
+        reported = {line.pv[0] for line in done}
+        lines = list(done)
+        for line in last:
+            if line.pv[0] in reported:
+                continue
+            if done and done[-1].depth > line.depth and line.score > done[-1].score:
+                line = PVLine(done[-1].depth, done[-1].score, line.pv, "upper")
+            lines.append(line)
+        return lines[:multipv]
 
     def _aspiration(self, root: SearchBoard, depth: int, prev: int,
                     on_info: Optional[Callable[[SearchInfo], None]], multipv: int = 1) -> int:

@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import chess
+import chess.engine
 
+from conftest import ENGINE_CMD, ROOT
 from garfish.engine import Limits, Searcher
 from garfish.engine.bench import run_bench
 from garfish.engine.search import SearchInfo
@@ -49,14 +51,18 @@ def test_a_search_stopped_within_a_depth_reports_what_is_complete() -> None:
     searcher._aspiration = timed_aspiration  # type: ignore[method-assign]
     searcher.search(board, Limits(depth=5, multipv=3))
     # Stopped in line 1, 2 or 3 of depth 5: lines done at depth 5 come first, then depth 4's lines
-    # for the ranks not reached, each move once; bestmove is line 1.
+    # for the ranks not reached (at depth 5 as an upper bound where depth 4 scored them higher than
+    # the last line done), each move once, best first; bestmove is line 1.
     for done in range(3):
         nodes = ends[5, done] + 1 if done else ends[4, 3] + 1
         reports: list[SearchInfo] = []
         result = Searcher(8).search(board, Limits(depth=5, multipv=3, nodes=nodes), on_info=reports.append)
         final = reports[-3:]
         assert [info.multipv for info in final] == [1, 2, 3] and result.depth == 4
-        assert [info.depth for info in final] == [5] * done + [4] * (3 - done)
+        assert [info.depth for info in final[:done]] == [5] * done
+        assert all(info.bound == "exact" for info in final[:done])
+        assert all((info.depth, info.bound) in ((4, "exact"), (5, "upper")) for info in final[done:])
+        assert [info.score for info in final] == sorted((info.score for info in final), reverse=True)
         moves = [info.pv[0] for info in final]
         assert len(set(moves)) == 3 and result.move == moves[0] == result.lines[0].pv[0]
 
@@ -65,3 +71,22 @@ def test_bench_with_multipv_1_is_the_plain_bench() -> None:
     plain = run_bench(depth=2)
     assert run_bench(depth=2, multipv=1).nodes == plain.nodes
     assert run_bench(depth=2, multipv=3).nodes > plain.nodes
+
+
+# --------------------------------------------------------------------------- through python-chess
+def test_analyse_always_ends_with_a_complete_sorted_set_of_lines() -> None:
+    """engine.analyse(multipv=4) under time limits short and long, many runs: the lines a GUI is left
+    with are multipv 1..4, four different moves, best first, each with its depth and score, and the
+    bestmove is line 1 (a search stopped inside a depth once left lines 3-4 of the depth before,
+    scoring above line 2). Whatever the machine's speed, the invariant holds: no timing is asserted."""
+    board = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
+    with chess.engine.SimpleEngine.popen_uci(ENGINE_CMD, cwd=str(ROOT), timeout=60) as engine:
+        for seconds in (0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0) * 3:
+            infos = engine.analyse(board, chess.engine.Limit(time=seconds), multipv=4)
+            assert [info["multipv"] for info in infos] == [1, 2, 3, 4], (seconds, infos)
+            scores = [info["score"].white().score(mate_score=100_000) for info in infos]
+            assert scores == sorted(scores, reverse=True), (seconds, infos)
+            assert len({info["pv"][0] for info in infos}) == 4, (seconds, infos)
+            assert all("depth" in info for info in infos), (seconds, infos)
+            for info in infos[1:]:
+                assert info["depth"] <= infos[0]["depth"] and not info.get("lowerbound"), (seconds, infos)

@@ -112,6 +112,17 @@ def test_with_own_book_off_the_book_is_ignored(uci: Session) -> None:
     assert searched(lines) and not book_lines(lines)
 
 
+def test_in_analyse_mode_the_book_is_never_played(uci: Session) -> None:
+    """UCI_AnalyseMode (a GUI analysing): a clock `go` in the book position searches; off again, it is a book move."""
+    assert "option name UCI_AnalyseMode type check default false" in uci.send("uci")
+    uci.send("setoption name UCI_AnalyseMode value true")
+    lines, _ = go(uci, "position startpos", "go wtime 1000 btime 1000")
+    assert searched(lines) and not book_lines(lines) and not errors(lines)
+    uci.send("setoption name UCI_AnalyseMode value false")
+    lines, _ = go(uci, "position startpos", "go wtime 1000 btime 1000")
+    assert book_lines(lines) and not searched(lines)
+
+
 @pytest.mark.parametrize(("line", "book"), [
     ("wtime 1000 btime 1000", True), ("btime 1000", True), ("movetime 500", True),
     ("ponder wtime 1000 btime 1000", True),  # the book move waits for ponderhit

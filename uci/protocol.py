@@ -233,6 +233,7 @@ class UciEngine:
         self.book_best_move = Check("BookBestMove", False,
                                     "play the book's highest-weight move, not a random one by weight")
         self.show_wdl = Check("UCI_ShowWDL", False, "add win/draw/loss chances (per mille) to info lines")
+        self.analyse_mode = Check("UCI_AnalyseMode", False, "the GUI analyses: search every position, never the book")
         self.multipv = Spin("MultiPV", 1, "report this many best moves, each with its own score and PV",
                             min=1, max=256)
         self.limit_strength = Check("UCI_LimitStrength", False, "play at about the strength UCI_Elo")
@@ -262,6 +263,7 @@ class UciEngine:
             self.book_file,
             self.book_best_move,
             self.show_wdl,
+            self.analyse_mode,
             self.multipv,
             self.limit_strength,
             self.uci_elo,
@@ -576,7 +578,7 @@ class UciEngine:
         self.release.clear()
         board = self.board.copy()
         self.search_limits = limits
-        book = self.book if self.own_book.value and book_applies(limits) else None
+        book = self.book if self.own_book.value and not self.analyse_mode.value and book_applies(limits) else None
         self.search_thread = threading.Thread(target=self._search,
                                               args=(searcher, book, board, limits, self.stop_flag),
                                               name="garfish-search", daemon=True)

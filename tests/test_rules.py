@@ -26,6 +26,8 @@ from garfish.arena.rules import game_outcome
 REPEATED_START = "5QB1/7k/6p1/5p1p/2P2q2/7P/r4PK1/8 b - - 13 51"
 TO_THE_CLAIM = ["h7h8", "g8f7", "h8h7", "f7g8", "h7h8", "g8f7", "h8h7"]
 MATING_LINE = ["f8g8", "h7h6", "g8g6"]
+CUTECHESS_GAMES = Path(__file__).resolve().parent / "data" / "cutechess_rules.pgn"  # see tests/data/README.md
+CUTECHESS_REASONS = {"3-fold repetition": "threefold repetition", "fifty moves rule": "fifty-move rule"}
 
 
 def board_after(fen: str, moves: list[str]) -> chess.Board:
@@ -112,6 +114,26 @@ def test_the_match_runner_ends_a_repetition_at_its_third_occurrence(tmp_path: Pa
     game = play_script(tmp_path, REPEATED_START, TO_THE_CLAIM + ["f7g8", "h7h8"])
     assert game.headers["ResultReason"] == "threefold repetition"
     assert len(list(game.mainline_moves())) == len(TO_THE_CLAIM) + 1
+
+
+@pytest.mark.parametrize("game", read_games(CUTECHESS_GAMES), ids=lambda game: f"round{game.headers['Round']}")
+def test_games_end_where_cutechess_cli_ended_them(tmp_path: Path, game: chess.pgn.Game) -> None:
+    """Each game cutechess-cli ended by threefold repetition or the fifty-move rule, replayed move by
+    move in garfish match, ends at the same ply (none earlier) for the same reason."""
+    moves = [move.uci() for move in game.mainline_moves()]
+    fen = game.headers.get("FEN", chess.STARTING_FEN)
+    theirs = next(reason for reason in CUTECHESS_REASONS if reason in game.end().comment)
+    replay = play_script(tmp_path, fen, moves)
+    assert [move.uci() for move in replay.mainline_moves()] == moves
+    assert replay.headers["ResultReason"] == CUTECHESS_REASONS[theirs]
+    assert replay.headers["Result"] == game.headers["Result"] == "1/2-1/2"
+
+
+def test_the_cutechess_games_hold_both_rules() -> None:
+    """The record holds games of both endings."""
+    endings = {reason for game in read_games(CUTECHESS_GAMES) for reason in CUTECHESS_REASONS
+               if reason in game.end().comment}
+    assert endings == set(CUTECHESS_REASONS)
 
 
 def test_datagen_plays_on_to_the_mate(tmp_path: Path) -> None:

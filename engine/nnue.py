@@ -67,6 +67,9 @@ SCORE_LIMIT = TB_WIN_BOUND - 1
 # from scratch).
 STATE_PLIES = MAX_PLY + 2
 OWN, ENEMY = 0, 384  # the first feature of the perspective's own pieces, and of the other side's
+# network_kernel's ply: slot 0, no parent. An int64, not a literal 0: a literal would compile
+# _evaluate, the largest kernel, a second time for it (2-3 s of a first start).
+NO_PARENT = np.int64(0)
 
 BITBOARDS = "uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean"
 SCRATCH_SIGNATURE = f"int64({BITBOARDS}, int16[:, ::1], int64[::1])"
@@ -272,7 +275,7 @@ def network_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, 
     score << FLAG_BITS | flags, the accumulators computed from scratch. A position whose side
     to move could take the king (ILLEGAL_FLAG: the search drops it) scores 0."""
     state = np.empty((1, 2 * weights.shape[1] + 16), np.int32)  # one slot: no parent to update from
-    return _evaluate(pawns, knights, bishops, rooks, queens, kings, black, white, turn, weights, params, state, 0)
+    return _evaluate(pawns, knights, bishops, rooks, queens, kings, black, white, turn, weights, params, state, NO_PARENT)
 
 
 @njit(UPDATE_SIGNATURE, cache=True, nogil=True)

@@ -318,6 +318,9 @@ class UciEngine:
         for the Hash asked, build it with the smallest table instead, and with the hand-written
         evaluation when the default EvalFile cannot be used."""
         try:
+            from garfish.engine.warmup import load_kernels
+
+            load_kernels()  # a first start compiles in two processes (engine.warmup)
             from garfish.engine.evalfile import CLASSIC, load_evaluator
             from garfish.engine.network import NetworkError
             from garfish.engine.search import Searcher

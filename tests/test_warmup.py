@@ -1,0 +1,35 @@
+"""The first start compiles the kernels in two processes (engine.warmup); later starts load them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import ROOT
+
+FIRST_START = """
+import garfish.engine.warmup as warmup
+assert not warmup.kernels_cached()
+warmup.load_kernels()
+assert warmup.kernels_cached()
+import garfish.engine.nnue as nnue, garfish.engine.checks as checks
+# Both processes' kernels are in the cache: the evaluation's, compiled by the second process, were
+# loaded from it here, not compiled again.
+assert nnue.network_update_kernel.stats.cache_hits, nnue.network_update_kernel.stats
+assert not nnue.network_update_kernel.stats.cache_misses
+assert checks.gives_check_kernel.stats.cache_misses  # compiled here
+"""
+
+
+def test_a_first_start_compiles_in_two_processes_and_the_next_loads(tmp_path: Path) -> None:
+    """With an empty cache, load_kernels has the evaluation's kernels compiled by a second process
+    and loads them from the cache; afterwards the cache counts as warm."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+    proc = subprocess.run([sys.executable, "-c", FIRST_START], cwd=str(ROOT), env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    again = subprocess.run([sys.executable, "-c", "import garfish.engine.warmup as w; assert w.kernels_cached()"],
+                           cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr[-3000:]

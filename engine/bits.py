@@ -157,7 +157,7 @@ PAWN_ATTACKS = np.stack([_leaper_table([(-1, -1), (1, -1)]), _leaper_table([(-1,
 RAYS = _ray_table()
 
 
-@njit(cache=True)
+@njit("uint64(int64, int64, uint64)", cache=True)
 def ray_attacks(d: int, sq: int, occ: np.uint64) -> np.uint64:
     """Attacks along one ray from sq, stopping at (and including) the first blocker."""
     ray = RAYS[d, sq]
@@ -171,13 +171,13 @@ def ray_attacks(d: int, sq: int, occ: np.uint64) -> np.uint64:
     return ray
 
 
-@njit(cache=True)
+@njit("uint64(int64, uint64)", cache=True)
 def bishop_attacks(sq: int, occ: np.uint64) -> np.uint64:
     """Diagonal attacks from sq on the given occupancy."""
     return ray_attacks(1, sq, occ) | ray_attacks(3, sq, occ) | ray_attacks(5, sq, occ) | ray_attacks(7, sq, occ)
 
 
-@njit(cache=True)
+@njit("uint64(int64, uint64)", cache=True)
 def rook_attacks(sq: int, occ: np.uint64) -> np.uint64:
     """Orthogonal attacks from sq on the given occupancy."""
     return ray_attacks(0, sq, occ) | ray_attacks(2, sq, occ) | ray_attacks(4, sq, occ) | ray_attacks(6, sq, occ)

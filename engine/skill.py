@@ -20,8 +20,9 @@ completes), so below KNEE_ELO the choice has to do more of the work.
 
 From BEST_LINE_ELO up only the node budget weakens, and only where the clock would allow more;
 ELO_MAX plays at full strength (one line, no budget). The constants were fitted to matches
-against Stockfish 15.1 at the same UCI_Elo, 10+0.1 on a 2-core machine (README, "Strength
-limit"); there the full engine rates about 2040-2080 on that scale (the default network).
+against Stockfish 15.1 at the same UCI_Elo, 10+0.1 on a 2-core machine (docs/figures.md, "Strength
+limit", measured with the runner that scored claimable draws as draws); there the full engine
+rated about 2040-2080 on that scale (the default network).
 
 Below BEST_LINE_ELO the search runs with SKILL_MULTIPV lines (or more, with MultiPV), so each
 candidate has an exact score; from BEST_LINE_ELO up, where line 1 is always played, with one.

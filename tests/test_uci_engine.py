@@ -163,6 +163,7 @@ def test_options_are_listed_from_their_declarations(session: Session) -> None:
         "option name BookFile type string default <empty>",
         "option name BookBestMove type check default false",
         "option name UCI_ShowWDL type check default false",
+        "option name UCI_AnalyseMode type check default false",
         "option name MultiPV type spin default 1 min 1 max 256",
         "option name UCI_LimitStrength type check default false",
         "option name UCI_Elo type spin default 2200 min 1000 max 2200",

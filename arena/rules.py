@@ -4,7 +4,7 @@ A game ends on checkmate, stalemate or dead material, on a position reached for 
 100 plies have passed without a capture or a pawn move, and (needing no claim at all) on the fivefold
 repetition and the 75-move rule. It does not end because the side to move *could* claim a draw by
 playing a move that would repeat a position or reach the fifty-move limit: python-chess's
-`outcome(claim_draw=True)` answers that other question ("may the side to move claim?"), and a winning
+`outcome()` with its claim_draw flag set answers that other question ("may the side to move claim?"), and a winning
 side never makes that claim. cutechess-cli's `WesternBoard::result()` tests, in this order, the moves
 left (mate, stalemate), dead material, `m_reversibleMoveCount >= 100` and `repeatCount() >= 2`, all on
 the position reached; `game_outcome` gives the same answers.

@@ -45,7 +45,7 @@ def write_openings(out: Path, games: int, seed: int) -> Path:
     return path
 
 
-def stockfish_options(args: argparse.Namespace, elo: int) -> list[str]:
+def stockfish_options(elo: int) -> list[str]:
     """The Stockfish engine's name and options, as both runners spell them (key=value)."""
     return [f"name=SF{elo}", "option.UCI_LimitStrength=true", f"option.UCI_Elo={elo}", "option.Move Overhead=100"]
 
@@ -54,7 +54,7 @@ def play_garfish(args: argparse.Namespace, elo: int, openings: Path, pgn: Path) 
     """The `garfish match` command line of one level."""
     return [sys.executable, "-P", "-m", "garfish.uci", "match",
             "--engine", f"cmd={args.garfish}", f"name={GARFISH}",
-            "--engine", f"cmd={args.stockfish}", *stockfish_options(args, elo),
+            "--engine", f"cmd={args.stockfish}", *stockfish_options(elo),
             "--tc", args.tc, "--games", str(args.games), "--concurrency", str(args.concurrency),
             "--openings", str(openings), "--seed", str(args.seed), "--pgnout", str(pgn), "--no-progress"]
 
@@ -63,7 +63,7 @@ def play_cutechess(args: argparse.Namespace, elo: int, openings: Path, pgn: Path
     """The cutechess-cli command line of one level (every opening in order, each played twice)."""
     return [args.cutechess,
             "-engine", f"cmd={args.garfish}", f"name={GARFISH}",
-            "-engine", f"cmd={args.stockfish}", *stockfish_options(args, elo),
+            "-engine", f"cmd={args.stockfish}", *stockfish_options(elo),
             "-each", "proto=uci", f"tc={args.tc}",
             "-openings", f"file={openings}", "format=epd", "order=sequential",
             "-repeat", "-games", "2", "-rounds", str(args.games // 2), "-concurrency", str(args.concurrency),
@@ -91,7 +91,6 @@ def ending(game: chess.pgn.Game) -> str:
 
 def score(games: list[chess.pgn.Game], elo: int) -> str:
     """One table row for a runner's games."""
-    first: dict[str, float] = {}
     pairs: dict[str, list[float]] = collections.defaultdict(list)
     wins = draws = losses = 0
     endings: collections.Counter = collections.Counter()
@@ -101,7 +100,6 @@ def score(games: list[chess.pgn.Game], elo: int) -> str:
         wins, draws, losses = wins + (points == 1.0), draws + (points == 0.5), losses + (points == 0.0)
         opening = game.headers.get("FEN", chess.STARTING_FEN)
         pairs[opening].append(points)
-        first.setdefault(opening, points)
         endings[ending(game)] += 1
     pentanomial = pair_scores_to_pentanomial([sum(p) for p in pairs.values() if len(p) == 2])
     diff = pentanomial_elo(pentanomial)

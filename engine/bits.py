@@ -64,8 +64,12 @@ ONE = np.uint64(1)
 FILE_A = np.uint64(0x0101010101010101)
 FILE_H = np.uint64(0x8080808080808080)
 RANK_1 = np.uint64(0xFF)
+RANK_2 = np.uint64(0x000000000000FF00)
+RANK_3_4 = np.uint64(0x00000000FFFF0000)
 RANK_4 = np.uint64(0x00000000FF000000)
 RANK_5 = np.uint64(0x000000FF00000000)
+RANK_5_6 = np.uint64(0x0000FFFF00000000)
+RANK_7 = np.uint64(0x00FF000000000000)
 RANK_8 = np.uint64(0xFF00000000000000)
 
 if config.DISABLE_JIT:  # pragma: no cover - exercised by the interpreter-mode test

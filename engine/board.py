@@ -18,9 +18,11 @@ from __future__ import annotations
 from typing import Optional, Self
 
 import chess
+import numpy as np
 
 from garfish.engine.evaluate import evaluate_kernel, evaluate_packed
 from garfish.engine.flags import ILLEGAL_FLAG
+from garfish.engine.types import MAX_LISTED_MOVES
 
 BB_SQUARES = chess.BB_SQUARES
 _NULL_MOVE = chess.Move.null()  # what pop returns: the search keeps no move stack
@@ -41,6 +43,8 @@ class SearchBoard(chess.Board):
     def __init__(self, fen: Optional[str] = chess.STARTING_FEN, *, chess960: bool = False) -> None:
         super().__init__(fen, chess960=chess960)
         self._undo: list[tuple] = []
+        # Where engine.captures' kernels write the moves they list (read at once, so one array serves every ply).
+        self.codes = np.empty(MAX_LISTED_MOVES, dtype=np.int64)
 
     @classmethod
     def from_board(cls, board: chess.Board) -> Self:

@@ -13,6 +13,7 @@ from typing import Iterable, Iterator, Optional, Sequence
 
 import chess
 
+from garfish.engine.captures import CODE_MASK, GOOD_BIT, capture_list_kernel
 from garfish.engine.checks import attackers_kernel, evasion_kernel, into_check_kernel, threats_kernel
 from garfish.engine.see import see_ge_kernel
 from garfish.engine.types import PIECE_VALUE
@@ -43,8 +44,13 @@ def _moves_by_code() -> dict[int, chess.Move]:
     return {encode(move): move for move in moves}
 
 
-# Built once at import and never changed, so searchers share it safely.
+# Built once at import and never changed, so searchers share them safely.
 MOVES_BY_CODE = _moves_by_code()
+# The same moves as a list indexed by code (None for codes no game encodes): the search reads
+# capture_list_kernel's codes with a list index, cheaper than a dict look-up.
+MOVE_TABLE: list[Optional[chess.Move]] = [None] * (1 << 15)
+for _code, _move in MOVES_BY_CODE.items():
+    MOVE_TABLE[_code] = _move
 
 
 def decode(code: int) -> chess.Move:
@@ -171,13 +177,30 @@ def pick_moves(
 
     # Stage 2: good captures and queen promotions; keep the losing ones for the last stage.
     bad = []
-    for move, attacker, victim in capture_moves(board, capture_targets, pseudo) if capture_targets else ():
-        if move == tt_move:
-            continue
-        if is_good_capture(board, move, attacker, victim):
-            yield move
-        else:
-            bad.append(move)
+    if capture_targets and pseudo:
+        # One kernel call lists them, typed, sorted and SEE-tested (engine.captures).
+        codes = board.codes  # type: ignore[attr-defined]  # a SearchBoard's: pseudo-legal picking is the search's
+        ep = board.ep_square
+        black, white = board.occupied_co
+        count = capture_list_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
+                                    black, white, board.turn, -1 if ep is None else ep, capture_targets, codes)
+        tt_code = encode(tt_move) if tt_move is not None else -1
+        for entry in codes[:count].tolist():
+            code = entry & CODE_MASK
+            if code == tt_code:
+                continue
+            if entry & GOOD_BIT:
+                yield MOVE_TABLE[code]  # type: ignore[misc]
+            else:
+                bad.append(MOVE_TABLE[code])
+    elif capture_targets:
+        for move, attacker, victim in capture_moves(board, capture_targets):
+            if move == tt_move:
+                continue
+            if is_good_capture(board, move, attacker, victim):
+                yield move
+            else:
+                bad.append(move)
 
     # Stage 3: killers: quiet moves that cut off at this ply elsewhere in the tree.
     us = board.turn

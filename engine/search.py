@@ -11,13 +11,16 @@ import math
 import random
 import threading
 import time
-from itertools import chain, repeat
+from itertools import chain
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterator, Optional
 
 import chess
 
 from garfish.engine.board import SearchBoard
+from garfish.engine.captures import (
+    ATTACKER_SHIFT, CODE_MASK, GOOD_BIT, PROMOTION_BITS, TYPE_MASK, VICTIM_SHIFT, capture_list_kernel, quiet_checks_kernel,
+)
 from garfish.engine.checks import check_masks_kernel, gives_check_kernel, threats_kernel
 from garfish.engine.flags import (
     ATTACKS_BISHOP, ATTACKS_KNIGHT, ATTACKS_PAWN, ATTACKS_QUEEN, ATTACKS_ROOK, FLAG_BITS, FLAGS_MASK, IN_CHECK_FLAG,
@@ -25,9 +28,8 @@ from garfish.engine.flags import (
 )
 from garfish.engine.history import History
 from garfish.engine.movepick import (
-    PROMOTION_RANK, capture_moves, decode, encode, evasion_moves, is_good_capture, pick_evasions, pick_moves,
+    MOVE_TABLE, PROMOTION_RANK, decode, encode, evasion_moves, pick_evasions, pick_moves,
 )
-from garfish.engine.see import see_ge_kernel
 from garfish.engine.skill import Skill
 from garfish.engine.timeman import soft_limit, time_budget
 from garfish.engine.tt import (
@@ -76,7 +78,6 @@ LMR_TABLE = tuple(tuple(int(0.75 + math.log(d) * math.log(m) / 2.25) if d and m 
 NULL_MOVE = chess.Move.null()
 EXACT, LOWER, UPPER = int(Bound.EXACT), int(Bound.LOWER), int(Bound.UPPER)  # plain ints: no enum lookups
 BB_SQUARES = chess.BB_SQUARES
-NO_TYPES = repeat(0)  # the attacker and victim of a move that is not a capture record
 
 
 class SearchAborted(Exception):
@@ -869,13 +870,13 @@ class Searcher:
         if ply >= MAX_PLY - 1:
             return packed >> FLAG_BITS
         occupied_co = board.occupied_co  # the board's own list: push and pop update it in place
-        in_check = packed & IN_CHECK_FLAG != 0
 
-        if in_check:
-            # Step 1. In check: every evasion, no stand-pat; no legal evasion means mate (below).
-            best_score = -INF
-            moves = zip(evasion_moves(board), NO_TYPES, NO_TYPES)
-            stand_pat = -INF
+        if packed & IN_CHECK_FLAG:
+            # Step 1. In check: every evasion (no attacker in their entries: none is pruned), no
+            # stand-pat; no legal evasion means mate (below).
+            best_score = stand_pat = -INF
+            entries = [encode(move) for move in evasion_moves(board)]
+            checks = False
         else:
             # Step 2. Stand pat: the side to move may decline every capture.
             stand_pat = packed >> FLAG_BITS
@@ -884,30 +885,39 @@ class Searcher:
             if stand_pat > alpha:
                 alpha = stand_pat
             best_score = stand_pat
-            # Step 3. Generate only captures of pieces that could lift the score above alpha
-            # (delta pruning by piece type, from the evaluation's attack maps).
+            # Step 3. List only captures of pieces that could lift the score above alpha (delta pruning
+            # by piece type, from the evaluation's attack maps), typed, sorted and SEE-tested by one
+            # kernel call (engine.captures).
             flags = packed & FLAGS_MASK
-            need = alpha - stand_pat - DELTA_MARGIN
             if flags & PROMOTION_FLAG:
-                moves = capture_moves(board, chess.BB_ALL, True)
+                mask = chess.BB_ALL
             else:
-                mask = self._attacked_pieces(board, flags, need)
+                mask = self._attacked_pieces(board, flags, alpha - stand_pat - DELTA_MARGIN)
                 if not mask and not checks:
                     return best_score
-                moves = capture_moves(board, mask & occupied_co[not board.turn], True) if mask else []
+            count = 0
+            codes = board.codes
+            if mask:
+                if not flags & PROMOTION_FLAG:
+                    mask &= occupied_co[not board.turn]
+                ep = board.ep_square
+                count = capture_list_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
+                                            board.kings, occupied_co[0], occupied_co[1], board.turn,
+                                            -1 if ep is None else ep, mask, codes)
+            entries = codes[:count].tolist()
 
-        # Quiet checks come last, generated only if no capture cuts off (chain is lazy); their
-        # attacker 0 tells them from the captures.
-        quiet_checks = zip(self._quiet_checks(board), NO_TYPES, NO_TYPES) if checks and not in_check else ()
-        for move, attacker, victim in chain(moves, quiet_checks):
-            if attacker:
+        # Quiet checks come last, listed only if no capture cuts off (chain is lazy); no attacker
+        # in their entries tells them from the captures.
+        for entry in chain(entries, self._quiet_checks(board)) if checks else entries:
+            if entry >> ATTACKER_SHIFT:
                 # Step 4. Delta pruning against the raised alpha.
-                if not move.promotion and stand_pat + PIECE_VALUE[victim] + DELTA_MARGIN <= alpha:
+                if not entry & PROMOTION_BITS and stand_pat + PIECE_VALUE[(entry >> VICTIM_SHIFT) & TYPE_MASK] \
+                        + DELTA_MARGIN <= alpha:
                     continue
                 # Step 5. Skip captures that lose material, and under-promotions.
-                if not is_good_capture(board, move, attacker, victim):
+                if not entry & GOOD_BIT:
                     continue
-            child = board.push_legal(move)
+            child = board.push_legal(MOVE_TABLE[entry & CODE_MASK])
             if child is None:  # pseudo-legal, and it leaves our king attacked
                 continue
             score = -self._qsearch(board, -beta, -alpha, ply + 1, child)
@@ -923,32 +933,14 @@ class Searcher:
         return best_score
 
     @staticmethod
-    def _quiet_checks(board: chess.Board) -> Iterator[chess.Move]:
-        """Step 6. Quiet checking moves (first quiescence ply) that do not lose the checking piece."""
-        us = board.turn
+    def _quiet_checks(board: SearchBoard) -> Iterator[int]:
+        """Step 6. The codes of the quiet checking moves (first quiescence ply) that do not lose the
+        checking piece (engine.captures.quiet_checks_kernel)."""
+        codes = board.codes
         occupied_co = board.occupied_co
-        piece_type_at = board.piece_type_at
-        movers = occupied_co[us] & ~board.kings & ~(board.pawns & PROMOTION_RANK[us])
-        check_to, discoverers, reachers = check_masks_kernel(board.pawns, board.knights, board.bishops,
-                                                             board.rooks, board.queens, board.kings, occupied_co[0],
-                                                             occupied_co[1], us)
-        empty = ~board.occupied
-        candidates = list(board.generate_pseudo_legal_moves(movers & reachers & ~discoverers, empty & check_to))
-        if movers & discoverers:
-            candidates.extend(board.generate_pseudo_legal_moves(movers & discoverers, empty))
-        ep = board.ep_square
-        for move in candidates:
-            from_square = move.from_square
-            to_square = move.to_square
-            piece = piece_type_at(from_square)
-            if to_square == ep and piece == chess.PAWN:
-                continue  # en passant: a capture
-            if gives_check_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
-                                  board.kings, occupied_co[0], occupied_co[1], us, from_square, to_square, piece, 0
-                                  ) and see_ge_kernel(board.pawns, board.knights, board.bishops, board.rooks,
-                                                      board.queens, board.kings, occupied_co[0], occupied_co[1],
-                                                      from_square, to_square, piece, 0, 0):
-                yield move
+        count = quiet_checks_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
+                                    board.kings, occupied_co[0], occupied_co[1], board.turn, codes)
+        yield from codes[:count].tolist()
 
     @staticmethod
     def _attacked_pieces(board: chess.Board, flags: int, need: int) -> int:

@@ -21,6 +21,9 @@ DRAW = 0
 # its own (PeSTO's, engine.evaluate). The king's 0 is its value as an attacker in move ordering
 # (its captures are tried first: a legal king capture loses nothing); SEE gives it its own value.
 PIECE_VALUE = (0, 100, 320, 330, 500, 900, 0)
+# Moves engine.captures' kernels may list for one position: more than any position's pseudo-legal
+# captures and promotions (the length of the array they write into, SearchBoard.codes).
+MAX_LISTED_MOVES = 256
 
 
 class Bound(IntEnum):

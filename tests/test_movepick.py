@@ -7,6 +7,7 @@ import random
 import chess
 import pytest
 
+from garfish.engine.board import SearchBoard
 from garfish.engine.checks import gives_check
 from garfish.engine.movepick import MOVES_BY_CODE, capture_moves, decode, encode, pick_moves
 from garfish.engine.see import see_ge
@@ -286,7 +287,8 @@ def test_pseudo_legal_picker_yields_every_pseudo_legal_move_once() -> None:
         pseudo = list(board.generate_pseudo_legal_moves())
         tt_move = rng.choice(pseudo + [None, chess.Move.from_uci("a1h8")])
         killers = (rng.choice(pseudo + [None]), rng.choice(pseudo + [None]))
-        got = list(pick_moves(board, tt_move, killers, history, pseudo=True))
+        # The search's board: its capture stage lists captures with engine.captures' kernel.
+        got = list(pick_moves(SearchBoard.from_board(board), tt_move, killers, history, pseudo=True))
         assert len(got) == len(set(got)) == len(pseudo), board.fen()
         assert set(got) == set(pseudo)
         legal_order = [m for m in got if board.is_legal(m)]

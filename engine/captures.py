@@ -1,0 +1,260 @@
+"""The moves quiescence and the move picker's capture stage need, listed by Numba in python-chess's order.
+
+capture_list_kernel lists the pseudo-legal captures onto a mask (en passant when the mask holds
+its square) and every non-capturing promotion, in exactly the order that python-chess's
+`generate_pseudo_legal_captures` and `generate_pseudo_legal_moves` give them, sorted (stably) by
+MVV-LVA as engine.movepick.capture_moves sorts them, each with its attacker, its victim and
+whether it is a good capture (engine.movepick.is_good_capture: SEE, queen promotions). Where
+capture_moves paid a python-chess generator, a Move object per move, two piece look-ups per move
+and a SEE call per move tried, the kernel pays one call: the search reads move codes off an array
+and takes each Move from the table of prebuilt ones (engine.movepick.MOVE_TABLE).
+
+quiet_checks_kernel lists, in python-chess's order, the quiet moves that give check without
+losing the checking piece by SEE (the first quiescence ply's checks, Searcher._quiet_checks).
+
+Both write into the caller's int64 array and return how many they wrote; tests compare them,
+move for move, with the python-chess paths they replace.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from garfish.engine.bits import (
+    KING_ATTACKS, KNIGHT_ATTACKS, ONE, PAWN_ATTACKS, RANK_1, RANK_2, RANK_3_4, RANK_4, RANK_5, RANK_5_6, RANK_7,
+    RANK_8, U64, bishop_attacks, msb, rook_attacks,
+)
+from garfish.engine.checks import check_masks_kernel, gives_check_kernel
+from garfish.engine.see import see_ge_kernel
+from garfish.engine.types import MAX_LISTED_MOVES, PIECE_VALUE
+
+# An entry: the move's 16-bit code (from | to << 6 | promotion << 12, engine.movepick.encode),
+# then the attacker's and the victim's python-chess piece types, then the good-capture bit.
+CODE_MASK = 0xFFFF
+ATTACKER_SHIFT = 16
+VICTIM_SHIFT = 19
+TYPE_MASK = 7
+GOOD_BIT = 1 << 22
+PROMOTION_SHIFT = 12
+PROMOTION_BITS = 7 << PROMOTION_SHIFT
+
+_VALUE = np.array(PIECE_VALUE, dtype=np.int64)
+_BACK_RANKS = RANK_1 | RANK_8
+
+BITBOARDS = "uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean"
+
+
+@njit(cache=True)
+def _piece_at(sq_bb, pawns, knights, bishops, rooks, queens):
+    """The python-chess piece type on a square (its bit), 6 (king) when none of the others; the
+    square must hold a piece."""
+    if sq_bb & pawns:
+        return 1
+    if sq_bb & knights:
+        return 2
+    if sq_bb & bishops:
+        return 3
+    if sq_bb & rooks:
+        return 4
+    if sq_bb & queens:
+        return 5
+    return 6
+
+
+@njit(cache=True)
+def _attacks(sq, kind, occ):
+    """python-chess's attacks_mask for a non-pawn piece of the given type on sq."""
+    if kind == 2:
+        return KNIGHT_ATTACKS[sq]
+    if kind == 3:
+        return bishop_attacks(sq, occ)
+    if kind == 4:
+        return rook_attacks(sq, occ)
+    if kind == 5:
+        return bishop_attacks(sq, occ) | rook_attacks(sq, occ)
+    return KING_ATTACKS[sq]
+
+
+@njit(cache=True)
+def _good(pawns, knights, bishops, rooks, queens, kings, black, white, from_sq, to_sq, attacker, victim, promotion):
+    """engine.movepick.is_good_capture: a queen promotion, a capture of a piece worth at least its
+    attacker (or by the king), or one that does not lose material by SEE."""
+    if promotion:
+        return promotion == 5
+    if _VALUE[attacker] <= _VALUE[victim] or attacker == 6:
+        return True
+    return see_ge_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, from_sq, to_sq,
+                         attacker, victim, 0)
+
+
+@njit(f"int64({BITBOARDS}, int64, uint64, int64[::1])", cache=True, nogil=True)
+def capture_list_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, to_mask, out):
+    """Write the pseudo-legal captures onto to_mask (en passant when to_mask holds the en passant
+    square ep, -1 for none) and the non-capturing promotions into out, best MVV-LVA first; return
+    their number. Each entry: code | attacker << ATTACKER_SHIFT | victim << VICTIM_SHIFT | GOOD_BIT
+    if it is a good capture (the victim of en passant and of a promotion push is a pawn)."""
+    # As uint64 (no-ops compiled; Python ints when the kernel runs interpreted, whose ~ is negative).
+    pawns, knights, bishops, rooks, queens = U64(pawns), U64(knights), U64(bishops), U64(rooks), U64(queens)
+    kings, black, white = U64(kings), U64(black), U64(white)
+    own = white if turn else black
+    them = black if turn else white
+    occ = own | them
+    targets = them & U64(to_mask)
+    keys = np.empty(MAX_LISTED_MOVES, np.int64)
+    n = 0
+    # Pieces (king included), from the highest square down, each onto its targets from the highest down.
+    pieces = own & ~pawns
+    while pieces:
+        from_sq = np.int64(msb(pieces))
+        from_bb = ONE << U64(from_sq)
+        pieces ^= from_bb
+        kind = _piece_at(from_bb, pawns, knights, bishops, rooks, queens)
+        moves = _attacks(from_sq, kind, occ) & targets
+        while moves:
+            to_sq = np.int64(msb(moves))
+            to_bb = ONE << U64(to_sq)
+            moves ^= to_bb
+            victim = _piece_at(to_bb, pawns, knights, bishops, rooks, queens)
+            out[n] = from_sq | (to_sq << 6) | (kind << ATTACKER_SHIFT) | (victim << VICTIM_SHIFT)
+            if _good(pawns, knights, bishops, rooks, queens, kings, black, white, from_sq, to_sq, kind, victim, 0):
+                out[n] |= GOOD_BIT
+            keys[n] = _VALUE[victim] * 8 - _VALUE[kind] // 100
+            n += 1
+    # Pawn captures, promotions as queen, rook, bishop, knight.
+    own_pawns = pawns & own
+    side = 1 if turn else 0
+    movers = own_pawns
+    while movers:
+        from_sq = np.int64(msb(movers))
+        from_bb = ONE << U64(from_sq)
+        movers ^= from_bb
+        moves = PAWN_ATTACKS[side, from_sq] & targets
+        while moves:
+            to_sq = np.int64(msb(moves))
+            to_bb = ONE << U64(to_sq)
+            moves ^= to_bb
+            victim = _piece_at(to_bb, pawns, knights, bishops, rooks, queens)
+            base = from_sq | (to_sq << 6) | (1 << ATTACKER_SHIFT) | (victim << VICTIM_SHIFT)
+            if to_bb & _BACK_RANKS:
+                for promotion in (5, 4, 3, 2):
+                    out[n] = base | (promotion << PROMOTION_SHIFT)
+                    if promotion == 5:
+                        out[n] |= GOOD_BIT
+                    keys[n] = _VALUE[victim] * 8 - 1 + _VALUE[promotion] * 8
+                    n += 1
+            else:
+                out[n] = base
+                if _good(pawns, knights, bishops, rooks, queens, kings, black, white, from_sq, to_sq, 1, victim, 0):
+                    out[n] |= GOOD_BIT
+                keys[n] = _VALUE[victim] * 8 - 1
+                n += 1
+    # En passant, when the mask holds its (empty) square.
+    if ep >= 0:
+        ep_bb = ONE << U64(ep)
+        if ep_bb & U64(to_mask) and not ep_bb & occ:
+            movers = own_pawns & PAWN_ATTACKS[1 - side, ep] & (RANK_5 if turn else RANK_4)
+            while movers:
+                from_sq = np.int64(msb(movers))
+                movers ^= ONE << U64(from_sq)
+                out[n] = from_sq | (ep << 6) | (1 << ATTACKER_SHIFT) | (1 << VICTIM_SHIFT) | GOOD_BIT
+                keys[n] = _VALUE[1] * 8 - 1
+                n += 1
+    # Promotions by a step forward, whatever the mask.
+    if turn:
+        steps = ((own_pawns & RANK_7) << U64(8)) & ~occ
+    else:
+        steps = ((own_pawns & RANK_2) >> U64(8)) & ~occ
+    while steps:
+        to_sq = np.int64(msb(steps))
+        steps ^= ONE << U64(to_sq)
+        from_sq = to_sq - 8 if turn else to_sq + 8
+        base = from_sq | (to_sq << 6) | (1 << ATTACKER_SHIFT) | (1 << VICTIM_SHIFT)
+        for promotion in (5, 4, 3, 2):
+            out[n] = base | (promotion << PROMOTION_SHIFT)
+            if promotion == 5:
+                out[n] |= GOOD_BIT
+            keys[n] = _VALUE[1] * 8 - 1 + _VALUE[promotion] * 8
+            n += 1
+    # Best first, stable: an insertion sort (a few entries).
+    for i in range(1, n):
+        key = keys[i]
+        entry = out[i]
+        j = i - 1
+        while j >= 0 and keys[j] < key:
+            keys[j + 1] = keys[j]
+            out[j + 1] = out[j]
+            j -= 1
+        keys[j + 1] = key
+        out[j + 1] = entry
+    return n
+
+
+@njit(cache=True)
+def _add_checks(pawns, knights, bishops, rooks, queens, kings, black, white, turn, from_mask, to_mask, out, n):
+    """Append to out (n entries so far) the quiet moves from from_mask onto to_mask (empty squares)
+    that give check and do not lose the moved piece by SEE, in the order of python-chess's
+    generate_pseudo_legal_moves (never castling, promotions or en passant here); the new count."""
+    own = white if turn else black
+    occ = white | black
+    pieces = own & ~pawns & from_mask
+    while pieces:
+        from_sq = np.int64(msb(pieces))
+        from_bb = ONE << U64(from_sq)
+        pieces ^= from_bb
+        kind = _piece_at(from_bb, pawns, knights, bishops, rooks, queens)
+        moves = _attacks(from_sq, kind, occ) & ~own & to_mask
+        while moves:
+            to_sq = np.int64(msb(moves))
+            moves ^= ONE << U64(to_sq)
+            if (gives_check_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, from_sq,
+                                   to_sq, kind, 0)
+                    and see_ge_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, from_sq,
+                                      to_sq, kind, 0, 0)):
+                out[n] = from_sq | (to_sq << 6)
+                n += 1
+    own_pawns = pawns & own & from_mask
+    if not own_pawns:
+        return n
+    if turn:
+        single = (own_pawns << U64(8)) & ~occ
+        double = (single << U64(8)) & ~occ & RANK_3_4
+        step = 8
+    else:
+        single = (own_pawns >> U64(8)) & ~occ
+        double = (single >> U64(8)) & ~occ & RANK_5_6
+        step = -8
+    for pushes, distance in ((single & to_mask, step), (double & to_mask, 2 * step)):
+        while pushes:
+            to_sq = np.int64(msb(pushes))
+            pushes ^= ONE << U64(to_sq)
+            from_sq = to_sq - distance
+            if (gives_check_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, from_sq,
+                                   to_sq, 1, 0)
+                    and see_ge_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, from_sq,
+                                      to_sq, 1, 0, 0)):
+                out[n] = from_sq | (to_sq << 6)
+                n += 1
+    return n
+
+
+@njit(f"int64({BITBOARDS}, int64[::1])", cache=True, nogil=True)
+def quiet_checks_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, out):
+    """Write into out the quiet moves (no capture, promotion, castling or king move) that give
+    check and do not lose the moved piece by SEE, as Searcher._quiet_checks yields them: first the
+    moves of the pieces that could check directly onto the squares they would check from, then
+    every move of the pieces whose departure could uncover a check; return their number."""
+    # As uint64 (no-ops compiled; Python ints when the kernel runs interpreted, whose ~ is negative).
+    pawns, knights, bishops, rooks, queens = U64(pawns), U64(knights), U64(bishops), U64(rooks), U64(queens)
+    kings, black, white = U64(kings), U64(black), U64(white)
+    check_to, discoverers, reachers = check_masks_kernel(pawns, knights, bishops, rooks, queens, kings, black,
+                                                         white, turn)
+    own = white if turn else black
+    movers = own & ~kings & ~(pawns & (RANK_7 if turn else RANK_2))
+    empty = ~(white | black)
+    n = _add_checks(pawns, knights, bishops, rooks, queens, kings, black, white, turn,
+                    movers & reachers & ~discoverers, empty & check_to, out, 0)
+    if movers & discoverers:
+        n = _add_checks(pawns, knights, bishops, rooks, queens, kings, black, white, turn,
+                        movers & discoverers, empty, out, n)
+    return n

@@ -1,0 +1,153 @@
+"""engine.captures' kernels against the python-chess paths they replace: the same moves, in the same order."""
+
+from __future__ import annotations
+
+import random
+from typing import Iterator
+
+import chess
+import numpy as np
+
+from garfish.engine.captures import (
+    ATTACKER_SHIFT, CODE_MASK, GOOD_BIT, TYPE_MASK, VICTIM_SHIFT, capture_list_kernel,
+    quiet_checks_kernel,
+)
+from garfish.engine.checks import check_masks_kernel
+from garfish.engine.movepick import PROMOTION_RANK, capture_moves, encode, is_good_capture
+from garfish.engine.see import see_ge
+from garfish.engine.types import MAX_LISTED_MOVES
+from conftest import run_interpreted
+from positions import random_game_boards
+
+# Positions with promotions (by a step and by capture, both sides), en passant, discovered checks
+# and pieces en prise, besides the random games' positions.
+FENS = (
+    "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3",
+    "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+    "1r2k3/2P3P1/8/3pP3/8/8/1p4p1/R3K2R w KQ d6 0 1",
+    "1r2k3/2P3P1/8/8/3pP3/8/1p4p1/R3K1NR b KQ e3 0 1",
+    "4k3/8/8/2B5/4N3/8/4R3/4K3 w - - 0 1",
+    "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",
+)
+
+
+def boards() -> Iterator[chess.Board]:
+    """The fixed positions and the random games' (not in check: these are the quiescence's moves)."""
+    rng = random.Random(5)
+    for fen in FENS:
+        board = chess.Board(fen)
+        for _ in range(30):  # a few random plies from each, as the search would reach
+            if not board.is_check():
+                yield board.copy()
+            moves = list(board.legal_moves)
+            if not moves:
+                break
+            board.push(rng.choice(moves))
+    for board in random_game_boards(games=40, seed=41):
+        if not board.is_check():
+            yield board
+
+
+def bitboards(board: chess.Board) -> tuple:
+    black, white = board.occupied_co
+    return (board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings, black, white,
+            board.turn)
+
+
+def listed(out: np.ndarray, count: int) -> list[tuple[chess.Move, int, int, bool]]:
+    return [(chess.Move(code & 63, (code >> 6) & 63, (code >> 12) & 7 or None), (entry >> ATTACKER_SHIFT) & TYPE_MASK,
+             (entry >> VICTIM_SHIFT) & TYPE_MASK, bool(entry & GOOD_BIT))
+            for entry in out[:count].tolist() for code in [entry & CODE_MASK]]
+
+
+def test_capture_list_is_python_chess_captures_in_the_pickers_order() -> None:
+    rng = random.Random(6)
+    out = np.empty(MAX_LISTED_MOVES, dtype=np.int64)
+    checked = promotions = en_passant = bad = 0
+    for board in boards():
+        them = board.occupied_co[not board.turn]
+        for mask in (chess.BB_ALL, them & rng.getrandbits(64), rng.getrandbits(64), 0):
+            ep = -1 if board.ep_square is None else board.ep_square
+            got = listed(out, capture_list_kernel(*bitboards(board), ep, mask, out))
+            # The python-chess path it replaces, move for move: capture_moves and is_good_capture.
+            expected = [(move, attacker, victim, is_good_capture(board, move, attacker, victim))
+                        for move, attacker, victim in capture_moves(board, mask, pseudo=True)]
+            assert got == expected, (board.fen(), hex(mask))
+            # And what it is, from python-chess alone: the pseudo-legal captures onto the mask
+            # (en passant onto it) and every promotion by a step.
+            wanted = {move for move in board.generate_pseudo_legal_moves()
+                      if (board.is_capture(move) and chess.BB_SQUARES[move.to_square] & mask)
+                      or (move.promotion and not board.is_capture(move))}
+            assert {move for move, _, _, _ in got} == wanted, (board.fen(), hex(mask))
+            for move, attacker, victim, good in got:
+                assert attacker == board.piece_type_at(move.from_square)
+                if not move.promotion and attacker != chess.KING and chess.Board.is_capture(board, move):
+                    assert good == see_ge(board, move, 0)
+            checked += 1
+            promotions += any(move.promotion for move, _, _, _ in got)
+            en_passant += any(board.is_en_passant(move) for move, _, _, _ in got)
+            bad += any(not good for _, _, _, good in got)
+    assert checked > 2000 and promotions > 20 and en_passant > 3 and bad > 100
+
+
+def reference_quiet_checks(board: chess.Board) -> list[chess.Move]:
+    """The python-chess path quiet_checks_kernel replaces (Searcher._quiet_checks before it)."""
+    us = board.turn
+    movers = board.occupied_co[us] & ~board.kings & ~(board.pawns & PROMOTION_RANK[us])
+    check_to, discoverers, reachers = check_masks_kernel(*bitboards(board))
+    empty = ~board.occupied
+    candidates = list(board.generate_pseudo_legal_moves(movers & reachers & ~discoverers, empty & check_to))
+    if movers & discoverers:
+        candidates.extend(board.generate_pseudo_legal_moves(movers & discoverers, empty))
+    return [move for move in candidates if not board.is_en_passant(move) and board.gives_check(move)
+            and see_ge(board, move, 0)]
+
+
+def test_quiet_checks_are_the_quiet_checks_that_keep_the_piece_in_python_chess_order() -> None:
+    out = np.empty(MAX_LISTED_MOVES, dtype=np.int64)
+    positions = found = 0
+    for board in boards():
+        count = quiet_checks_kernel(*bitboards(board), out)
+        got = out[:count].tolist()
+        assert got == [encode(move) for move in reference_quiet_checks(board)], board.fen()
+        # Each a quiet, non-king move that checks, and no such move missing.
+        every = {encode(move) for move in board.generate_pseudo_legal_moves()
+                 if not board.is_capture(move) and not move.promotion and not board.is_castling(move)
+                 and board.piece_type_at(move.from_square) != chess.KING and board.gives_check(move)
+                 and see_ge(board, move, 0)}
+        assert set(got) == every, board.fen()
+        positions += 1
+        found += count
+    assert positions > 1000 and found > 300
+
+
+def test_compiled_and_interpreted_kernels_agree() -> None:
+    # The kernels run as plain Python under NUMBA_DISABLE_JIT=1 (every kernel has that fallback).
+    fens = [board.fen() for index, board in enumerate(boards()) if index % 10 == 0]
+    code = (
+        "import json, sys, chess\n"
+        "import numpy as np\n"
+        "from garfish.engine.captures import capture_list_kernel, quiet_checks_kernel\n"
+        "out = np.empty(256, dtype=np.int64)\n"
+        "results = []\n"
+        "for fen in json.loads(sys.stdin.read()):\n"
+        "    b = chess.Board(fen)\n"
+        "    bits = (b.pawns, b.knights, b.bishops, b.rooks, b.queens, b.kings, b.occupied_co[0], b.occupied_co[1],"
+        " b.turn)\n"
+        "    n = capture_list_kernel(*bits, -1 if b.ep_square is None else b.ep_square, chess.BB_ALL, out)\n"
+        "    captures = out[:n].tolist()\n"
+        "    n = quiet_checks_kernel(*bits, out)\n"
+        "    results.append([captures, out[:n].tolist()])\n"
+        "print(json.dumps(results))\n"
+    )
+    out = np.empty(MAX_LISTED_MOVES, dtype=np.int64)
+    expected = []
+    for fen in fens:
+        board = chess.Board(fen)
+        ep = -1 if board.ep_square is None else board.ep_square
+        count = capture_list_kernel(*bitboards(board), ep, chess.BB_ALL, out)
+        captures = out[:count].tolist()
+        count = quiet_checks_kernel(*bitboards(board), out)
+        expected.append([captures, out[:count].tolist()])
+    assert len(fens) > 100 and any(captures for captures, _ in expected) and any(checks for _, checks in expected)
+    assert run_interpreted(code, fens) == expected

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
-from typing import Mapping, Optional
+from typing import Callable, Mapping, Optional
 
 import numpy as np
 from numba import config, njit, types
@@ -120,6 +120,20 @@ else:
             return builder.sub(ir.Constant(ir.IntType(64), 63), lz)
 
         return sig, codegen
+
+
+def entry_point(kernel: Callable) -> Callable:
+    """The compiled entry of a kernel declared with one explicit signature, for the search's hot
+    calls: it converts the arguments to that signature's types itself, without the dispatcher's
+    matching of their types to a signature first (measured with timeit, CPython 3.11: a
+    threats_kernel call ~0.2-0.35 us against ~0.55-0.7 us through the dispatcher). Its arguments
+    must already be of those kinds (a negative int for a uint64 raises OverflowError, where the
+    dispatcher would wrap it). The kernel itself when it has no single compiled overload
+    (NUMBA_DISABLE_JIT=1: plain Python)."""
+    overloads = getattr(kernel, "overloads", None)
+    if not overloads or len(overloads) != 1:
+        return kernel
+    return next(iter(overloads.values())).entry_point
 
 
 def _leaper_table(deltas: list[tuple[int, int]]) -> np.ndarray:

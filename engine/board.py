@@ -20,11 +20,13 @@ from typing import Optional, Self
 import chess
 import numpy as np
 
+from garfish.engine.bits import entry_point
 from garfish.engine.evaluate import evaluate_kernel, evaluate_packed
 from garfish.engine.flags import ILLEGAL_FLAG
 from garfish.engine.types import MAX_LISTED_MOVES
 
 BB_SQUARES = chess.BB_SQUARES
+_evaluate = entry_point(evaluate_kernel)  # the compiled entry: no dispatcher on the way (engine.bits.entry_point)
 _NULL_MOVE = chess.Move.null()  # what pop returns: the search keeps no move stack
 BB_RANK_1 = chess.BB_RANK_1
 BB_RANK_8 = chess.BB_RANK_8
@@ -78,11 +80,11 @@ class SearchBoard(chess.Board):
         if not turn:
             self.fullmove_number += 1
         self.turn = not turn
-        if not move:
-            return  # a null move: only the turn, clocks and en passant square change
-
         from_square = move.from_square
         to_square = move.to_square
+        if from_square == to_square:
+            return  # a null move (a1a1, no Move.__bool__ call): only the turn, clocks and en passant square change
+
         from_bb = BB_SQUARES[from_square]
         to_bb = BB_SQUARES[to_square]
         move_bb = from_bb | to_bb
@@ -160,7 +162,7 @@ class SearchBoard(chess.Board):
         or, when the move leaves the mover's king attacked (ILLEGAL_FLAG), unmake it and return None."""
         self.push(move)
         occupied_co = self.occupied_co
-        packed = evaluate_kernel(self.pawns, self.knights, self.bishops, self.rooks, self.queens, self.kings,
+        packed = _evaluate(self.pawns, self.knights, self.bishops, self.rooks, self.queens, self.kings,
                                  occupied_co[0], occupied_co[1], self.turn)
         if packed & ILLEGAL_FLAG:
             self.pop()

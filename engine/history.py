@@ -47,7 +47,7 @@ class History:
         i = base + best.from_square * 64 + best.to_square
         table[i] += bonus - table[i] * bonus // HISTORY_MAX
         for move in tried:
-            if move != best:
+            if move is not best:  # never in tried (the search adds a move after its cut-off test); no Move.__eq__
                 j = base + move.from_square * 64 + move.to_square
                 table[j] -= bonus + table[j] * bonus // HISTORY_MAX
         killers = self.killers[ply]

@@ -13,12 +13,20 @@ from typing import Iterable, Iterator, Optional, Sequence
 
 import chess
 
+from garfish.engine.bits import entry_point
 from garfish.engine.captures import CODE_MASK, GOOD_BIT, capture_list_kernel
 from garfish.engine.checks import attackers_kernel, evasion_kernel, into_check_kernel, threats_kernel
 from garfish.engine.see import see_ge_kernel
 from garfish.engine.types import PIECE_VALUE
 
 BB_SQUARES = chess.BB_SQUARES
+# The hot kernels' compiled entries: no dispatcher between the picker and them (engine.bits.entry_point).
+_attackers = entry_point(attackers_kernel)
+_threats = entry_point(threats_kernel)
+_into_check = entry_point(into_check_kernel)
+_see_ge = entry_point(see_ge_kernel)
+_capture_list = entry_point(capture_list_kernel)
+_evasion = entry_point(evasion_kernel)
 ESCAPE_BONUS = 1 << 20  # above any history score
 PROMOTION_RANK = (chess.BB_RANK_2, chess.BB_RANK_7)  # indexed by colour: pawns about to promote
 
@@ -74,7 +82,7 @@ def capture_moves(board: chess.Board, to_mask: int = chess.BB_ALL,
     black, white = board.occupied_co
     ep = board.ep_square
     targets = to_mask & (black if us else white) | (BB_SQUARES[ep] & to_mask if ep is not None else 0)
-    capturers = attackers_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
+    capturers = _attackers(board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
                                  black, white, us, targets) if targets else 0
     generate_captures = board.generate_pseudo_legal_captures if pseudo else board.generate_legal_captures
     moves = list(generate_captures(capturers, to_mask)) if capturers else []
@@ -108,7 +116,7 @@ def _sort_quiets(board: chess.Board, quiets: list[chess.Move], history: list[int
     us = board.turn
     base = 4096 if us else 0
     black, white = board.occupied_co
-    threatened = threats_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
+    threatened = _threats(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
                                 board.kings, black, white, us)
     if threatened:
         quiets.sort(key=lambda m: history[base + m.from_square * 64 + m.to_square]
@@ -126,7 +134,7 @@ def is_legal_hint(board: chess.Board, move: chess.Move) -> bool:
     if board.kings & from_bb or (board.pawns & from_bb and move.to_square == board.ep_square):
         return not board.is_into_check(move)
     black, white = board.occupied_co
-    return not into_check_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
+    return not _into_check(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
                                  board.kings, black, white, board.turn, move.from_square, move.to_square)
 
 
@@ -139,7 +147,7 @@ def is_good_capture(board: chess.Board, move: chess.Move, attacker: int, victim:
     if PIECE_VALUE[attacker] <= PIECE_VALUE[victim] or attacker == chess.KING:
         return True
     black, white = board.occupied_co
-    return see_ge_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
+    return _see_ge(board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
                          black, white, move.from_square, move.to_square, attacker, victim, 0)
 
 
@@ -182,7 +190,7 @@ def pick_moves(
         codes = board.codes  # type: ignore[attr-defined]  # a SearchBoard's: pseudo-legal picking is the search's
         ep = board.ep_square
         black, white = board.occupied_co
-        count = capture_list_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
+        count = _capture_list(board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
                                     black, white, board.turn, -1 if ep is None else ep, capture_targets, codes)
         tt_code = encode(tt_move) if tt_move is not None else -1
         for entry in codes[:count].tolist():
@@ -235,13 +243,19 @@ def pick_moves(
     seen_to = 0  # the target squares of the moves already yielded: a cheap test before comparing moves
     for move in seen:
         seen_to |= BB_SQUARES[move.to_square]
-    quiets = []
-    for move in generated:
-        if BB_SQUARES[move.to_square] & seen_to and move in seen:
-            continue
-        if move.to_square == ep and board.is_en_passant(move):
-            continue  # an en passant capture: yielded with the captures
-        quiets.append(move)
+    if seen_to or ep is not None:
+        # Compared by code, not by Move.__eq__ (no quiet of this stage is a promotion).
+        seen_codes = [encode(m) for m in seen]
+        quiets = []
+        for move in generated:
+            to_square = move.to_square
+            if BB_SQUARES[to_square] & seen_to and move.from_square | to_square << 6 in seen_codes:
+                continue
+            if to_square == ep and board.is_en_passant(move):
+                continue  # an en passant capture: yielded with the captures
+            quiets.append(move)
+    else:
+        quiets = list(generated)
     if len(quiets) > 1:
         _sort_quiets(board, quiets, history)
     yield from quiets
@@ -257,7 +271,7 @@ def evasion_moves(board: chess.Board) -> list[chess.Move]:
     captures of it and interpositions, and an en passant capture of a checking pawn."""
     us = board.turn
     black, white = board.occupied_co
-    checkers, king_to, block, blockers = evasion_kernel(board.pawns, board.knights, board.bishops, board.rooks,
+    checkers, king_to, block, blockers = _evasion(board.pawns, board.knights, board.bishops, board.rooks,
                                                         board.queens, board.kings, black, white, us)
     king = chess.msb(board.kings & (white if us else black))
     moves = [decode(king | to << 6) for to in chess.scan_reversed(king_to)]
@@ -280,7 +294,9 @@ def pick_evasions(
     generation (evasion_moves) instead of one per stage. Pseudo-legal, like
     pick_moves(pseudo=True): the caller rejects moves that leave its king attacked."""
     if tt_move is not None:
-        if is_legal_hint(board, tt_move):
+        # Pseudo-legal is enough (python-chess never has castling out of check pseudo-legal): the
+        # caller rejects a move that leaves the king attacked, so every evasion is tested once.
+        if board.is_pseudo_legal(tt_move):
             yield tt_move  # before generating: it often cuts off
         else:
             tt_move = None

@@ -17,9 +17,11 @@ from typing import TYPE_CHECKING, Callable, Iterator, Optional
 
 import chess
 
+from garfish.engine.bits import entry_point
 from garfish.engine.board import SearchBoard
 from garfish.engine.captures import (
-    ATTACKER_SHIFT, CODE_MASK, GOOD_BIT, PROMOTION_BITS, TYPE_MASK, VICTIM_SHIFT, capture_list_kernel, quiet_checks_kernel,
+    ATTACKER_SHIFT, CODE_MASK, GOOD_BIT, PROMOTION_BITS, TYPE_MASK, VICTIM_SHIFT, capture_list_kernel,
+    quiet_checks_kernel,
 )
 from garfish.engine.checks import check_masks_kernel, gives_check_kernel, threats_kernel
 from garfish.engine.flags import (
@@ -41,6 +43,14 @@ from garfish.engine.types import (
     value_from_tt, value_to_tt,
 )
 from garfish.engine.zobrist import zobrist, zobrist_kernel
+
+# The hot kernels' compiled entries: no dispatcher between the search and them (engine.bits.entry_point).
+_zobrist = entry_point(zobrist_kernel)
+_check_masks = entry_point(check_masks_kernel)
+_threats = entry_point(threats_kernel)
+_gives_check = entry_point(gives_check_kernel)
+_capture_list = entry_point(capture_list_kernel)
+_list_quiet_checks = entry_point(quiet_checks_kernel)
 
 if TYPE_CHECKING:
     from garfish.engine.nnue import NetworkEvaluator
@@ -576,7 +586,7 @@ class Searcher:
         in_check = packed & IN_CHECK_FLAG != 0
         occupied_co = board.occupied_co
         ep = board.ep_square
-        key = int(zobrist_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
+        key = int(_zobrist(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
                                  board.kings, occupied_co[0], occupied_co[1], board.turn,
                                  board.castling_rights, -1 if ep is None else ep))
         keys = self.keys
@@ -678,7 +688,7 @@ class Searcher:
         check_masks = None
         if futile:
             # Every quiet move but a check will be pruned: generate only possible checks.
-            check_masks = check_masks_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
+            check_masks = _check_masks(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
                                              board.kings, occupied_co[0], occupied_co[1], us)
         keys.append(key)
         try:
@@ -696,7 +706,7 @@ class Searcher:
                 if (prune_ok and is_quiet and best_score > -MATE_BOUND
                         and (futile or (depth <= 3 and not pv_node and searched >= lmp_limit))):
                     if check_masks is None:  # late move pruning has begun: most quiets will go
-                        check_masks = check_masks_kernel(board.pawns, board.knights, board.bishops, board.rooks,
+                        check_masks = _check_masks(board.pawns, board.knights, board.bishops, board.rooks,
                                                          board.queens, board.kings, occupied_co[0], occupied_co[1], us)
                     if not self._quiet_gives_check(board, move, check_masks):
                         continue
@@ -811,7 +821,7 @@ class Searcher:
         """Step 5 of _negamax: what the side to move stands to lose at once, its most valuable
         piece en prise (threats_kernel): a queen or rook by PIECE_VALUE, a minor RFP_MINOR_RISK; 0 if none."""
         black, white = board.occupied_co
-        threatened = threats_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
+        threatened = _threats(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
                                     board.kings, black, white, board.turn)
         if not threatened:
             return 0
@@ -852,7 +862,7 @@ class Searcher:
         if piece == chess.KING:
             return False
         black, white = board.occupied_co
-        return gives_check_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
+        return _gives_check(board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
                                   black, white, board.turn, from_square, to_square, piece, 0)
 
     def _qsearch(self, board: SearchBoard, alpha: int, beta: int, ply: int, packed: int,
@@ -901,7 +911,7 @@ class Searcher:
                 if not flags & PROMOTION_FLAG:
                     mask &= occupied_co[not board.turn]
                 ep = board.ep_square
-                count = capture_list_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
+                count = _capture_list(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
                                             board.kings, occupied_co[0], occupied_co[1], board.turn,
                                             -1 if ep is None else ep, mask, codes)
             entries = codes[:count].tolist()
@@ -938,7 +948,7 @@ class Searcher:
         checking piece (engine.captures.quiet_checks_kernel)."""
         codes = board.codes
         occupied_co = board.occupied_co
-        count = quiet_checks_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
+        count = _list_quiet_checks(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
                                     board.kings, occupied_co[0], occupied_co[1], board.turn, codes)
         yield from codes[:count].tolist()
 

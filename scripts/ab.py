@@ -1,6 +1,7 @@
 """A/B speed test of two Garfish revisions: `bench` nodes per second, paired runs.
 
     python scripts/ab.py REV_A REV_B [--runs 5] [--depth 6] [--concurrent] [--args-a ARGS] [--args-b ARGS]
+        [--python-a PYTHON] [--python-b PYTHON]
 
 REV is anything `git rev-parse` accepts (a commit, a branch, HEAD~1), or `.` for
 the working tree as it is now (uncommitted edits included). Each side is built
@@ -15,7 +16,10 @@ the same tree, which a "no functional change" commit must keep. --args-a and --a
 `bench` arguments to one side, so that one revision can be timed against itself with another
 setting: `ab.py . . --args-b="--evalfile <classic>"` times the default network against the
 hand-written evaluation, and `--args-a="--evalfile /abs/path/nn-....gfnn"` (a path from the root:
-the bench runs in the side's install folder) another network.
+the bench runs in the side's install folder) another network. --python-a and --python-b run one
+side under another interpreter (one with chess, numba and numpy installed, e.g. a venv made with
+CPython 3.13 and `pip install .`): `ab.py . . --python-a /path/venv-3.13/bin/python` times the same
+code under 3.13 against this interpreter.
 
 Run it with the project's interpreter, e.g. `.venv/bin/python scripts/ab.py HEAD~1 HEAD`.
 """
@@ -52,6 +56,7 @@ class Side:
     module: str  # the UCI entry module: garfish.uci, or uci before the garfish.* layout
     cache: Path
     args: list[str]  # extra `bench` arguments
+    python: str  # the interpreter that runs it
 
 
 @dataclass
@@ -81,8 +86,10 @@ def export_tree(rev: str, dest: Path) -> None:
     subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
 
 
-def build(label: str, rev: str, work: Path, args: Optional[list[str]] = None) -> Side:
-    """Install one revision into a folder of its own, without dependencies."""
+def build(label: str, rev: str, work: Path, args: Optional[list[str]] = None, python: Optional[str] = None) -> Side:
+    """Install one revision into a folder of its own, without dependencies (by this interpreter's
+    pip: the files are pure Python), to be run by `python` (default: this interpreter)."""
+    python = python or sys.executable
     source = work / f"src-{label}"
     site = work / f"site-{label}"
     export_tree(rev, source)
@@ -91,13 +98,13 @@ def build(label: str, rev: str, work: Path, args: Optional[list[str]] = None) ->
     module = "garfish.uci" if (site / "garfish" / "uci").is_dir() else "uci"
     cache = work / f"numba-{label}"
     cache.mkdir()
-    return Side(label, rev, site, module, cache, args or [])
+    return Side(label, rev, site, module, cache, args or [], python)
 
 
 def run_bench(side: Side, depth: Optional[int], cpu: Optional[int] = None) -> BenchRun:
     """Run `bench` of one side in a child process and parse its totals."""
     env = dict(os.environ, PYTHONPATH=str(side.site), NUMBA_CACHE_DIR=str(side.cache))
-    command = [sys.executable, "-P", "-m", side.module, "bench"] + ([str(depth)] if depth else []) + side.args
+    command = [side.python, "-P", "-m", side.module, "bench"] + ([str(depth)] if depth else []) + side.args
     if cpu is not None and hasattr(os, "sched_setaffinity"):
         command = ["taskset", "-c", str(cpu)] + command if shutil.which("taskset") else command
     proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -114,6 +121,12 @@ def run_bench(side: Side, depth: Optional[int], cpu: Optional[int] = None) -> Be
     if not (nodes and nps and ms):
         raise SystemExit(f"ab: no bench totals in the output of {side.label} ({side.rev}):\n{out}")
     return BenchRun(int(nodes.group(1)), int(nps.group(1)), int(ms.group(1)) / 1000.0, cpu_seconds)
+
+
+def interpreter(python: str) -> str:
+    """The interpreter's implementation and version, e.g. 'CPython 3.11.7'."""
+    return subprocess.run([python, "-c", "import platform; print(platform.python_implementation(), "
+                           "platform.python_version())"], check=True, capture_output=True, text=True).stdout.strip()
 
 
 def run_pair(a: Side, b: Side, depth: Optional[int], concurrent: bool, swap: bool) -> tuple[BenchRun, BenchRun]:
@@ -139,12 +152,15 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--concurrent", action="store_true", help="run A and B at the same time, one per core")
     parser.add_argument("--args-a", default="", help="extra bench arguments for A (one string)")
     parser.add_argument("--args-b", default="", help="extra bench arguments for B (one string)")
+    parser.add_argument("--python-a", default=None, help="the interpreter that runs A (default: this one)")
+    parser.add_argument("--python-b", default=None, help="the interpreter that runs B (default: this one)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="garfish-ab-") as tmp:
         work = Path(tmp)
-        a = build("A", args.rev_a, work, shlex.split(args.args_a))
-        b = build("B", args.rev_b, work, shlex.split(args.args_b))
-        print(f"A = {' '.join([args.rev_a, *a.args])}, B = {' '.join([args.rev_b, *b.args])}; {args.runs} pairs, "
+        a = build("A", args.rev_a, work, shlex.split(args.args_a), args.python_a)
+        b = build("B", args.rev_b, work, shlex.split(args.args_b), args.python_b)
+        print(f"A = {' '.join([args.rev_a, *a.args])} ({interpreter(a.python)}), "
+              f"B = {' '.join([args.rev_b, *b.args])} ({interpreter(b.python)}); {args.runs} pairs, "
               f"{'concurrent' if args.concurrent else 'alternating'}; {time.strftime('%Y-%m-%d %H:%M')}",
               flush=True)
         for side in (a, b):

@@ -163,7 +163,7 @@ class SearchBoard(chess.Board):
         self.push(move)
         occupied_co = self.occupied_co
         packed = _evaluate(self.pawns, self.knights, self.bishops, self.rooks, self.queens, self.kings,
-                                 occupied_co[0], occupied_co[1], self.turn)
+                           occupied_co[0], occupied_co[1], self.turn)
         if packed & ILLEGAL_FLAG:
             self.pop()
             return None

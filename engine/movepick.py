@@ -83,7 +83,7 @@ def capture_moves(board: chess.Board, to_mask: int = chess.BB_ALL,
     ep = board.ep_square
     targets = to_mask & (black if us else white) | (BB_SQUARES[ep] & to_mask if ep is not None else 0)
     capturers = _attackers(board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
-                                 black, white, us, targets) if targets else 0
+                           black, white, us, targets) if targets else 0
     generate_captures = board.generate_pseudo_legal_captures if pseudo else board.generate_legal_captures
     moves = list(generate_captures(capturers, to_mask)) if capturers else []
     promoting = board.pawns & board.occupied_co[us] & PROMOTION_RANK[us]
@@ -117,7 +117,7 @@ def _sort_quiets(board: chess.Board, quiets: list[chess.Move], history: list[int
     base = 4096 if us else 0
     black, white = board.occupied_co
     threatened = _threats(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
-                                board.kings, black, white, us)
+                          board.kings, black, white, us)
     if threatened:
         quiets.sort(key=lambda m: history[base + m.from_square * 64 + m.to_square]
                     + (ESCAPE_BONUS if BB_SQUARES[m.from_square] & threatened else 0), reverse=True)
@@ -135,7 +135,7 @@ def is_legal_hint(board: chess.Board, move: chess.Move) -> bool:
         return not board.is_into_check(move)
     black, white = board.occupied_co
     return not _into_check(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
-                                 board.kings, black, white, board.turn, move.from_square, move.to_square)
+                           board.kings, black, white, board.turn, move.from_square, move.to_square)
 
 
 def is_good_capture(board: chess.Board, move: chess.Move, attacker: int, victim: int) -> bool:
@@ -148,7 +148,7 @@ def is_good_capture(board: chess.Board, move: chess.Move, attacker: int, victim:
         return True
     black, white = board.occupied_co
     return _see_ge(board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
-                         black, white, move.from_square, move.to_square, attacker, victim, 0)
+                   black, white, move.from_square, move.to_square, attacker, victim, 0)
 
 
 def pick_moves(
@@ -191,7 +191,7 @@ def pick_moves(
         ep = board.ep_square
         black, white = board.occupied_co
         count = _capture_list(board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
-                                    black, white, board.turn, -1 if ep is None else ep, capture_targets, codes)
+                              black, white, board.turn, -1 if ep is None else ep, capture_targets, codes)
         tt_code = encode(tt_move) if tt_move is not None else -1
         for entry in codes[:count].tolist():
             code = entry & CODE_MASK
@@ -272,7 +272,7 @@ def evasion_moves(board: chess.Board) -> list[chess.Move]:
     us = board.turn
     black, white = board.occupied_co
     checkers, king_to, block, blockers = _evasion(board.pawns, board.knights, board.bishops, board.rooks,
-                                                        board.queens, board.kings, black, white, us)
+                                                  board.queens, board.kings, black, white, us)
     king = chess.msb(board.kings & (white if us else black))
     moves = [decode(king | to << 6) for to in chess.scan_reversed(king_to)]
     if blockers:  # never without a block mask

@@ -587,8 +587,8 @@ class Searcher:
         occupied_co = board.occupied_co
         ep = board.ep_square
         key = int(_zobrist(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
-                                 board.kings, occupied_co[0], occupied_co[1], board.turn,
-                                 board.castling_rights, -1 if ep is None else ep))
+                           board.kings, occupied_co[0], occupied_co[1], board.turn,
+                           board.castling_rights, -1 if ep is None else ep))
         keys = self.keys
 
         # Step 2. Draws (repetition, fifty moves, bare material) and mate-distance pruning.
@@ -689,7 +689,7 @@ class Searcher:
         if futile:
             # Every quiet move but a check will be pruned: generate only possible checks.
             check_masks = _check_masks(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
-                                             board.kings, occupied_co[0], occupied_co[1], us)
+                                       board.kings, occupied_co[0], occupied_co[1], us)
         keys.append(key)
         try:
             moves = (pick_evasions(board, tt_move, killers, history.butterfly) if in_check else
@@ -707,7 +707,7 @@ class Searcher:
                         and (futile or (depth <= 3 and not pv_node and searched >= lmp_limit))):
                     if check_masks is None:  # late move pruning has begun: most quiets will go
                         check_masks = _check_masks(board.pawns, board.knights, board.bishops, board.rooks,
-                                                         board.queens, board.kings, occupied_co[0], occupied_co[1], us)
+                                                   board.queens, board.kings, occupied_co[0], occupied_co[1], us)
                     if not self._quiet_gives_check(board, move, check_masks):
                         continue
                 child = board.push_legal(move)
@@ -822,7 +822,7 @@ class Searcher:
         piece en prise (threats_kernel): a queen or rook by PIECE_VALUE, a minor RFP_MINOR_RISK; 0 if none."""
         black, white = board.occupied_co
         threatened = _threats(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
-                                    board.kings, black, white, board.turn)
+                              board.kings, black, white, board.turn)
         if not threatened:
             return 0
         if threatened & board.queens:
@@ -863,7 +863,7 @@ class Searcher:
             return False
         black, white = board.occupied_co
         return _gives_check(board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
-                                  black, white, board.turn, from_square, to_square, piece, 0)
+                            black, white, board.turn, from_square, to_square, piece, 0)
 
     def _qsearch(self, board: SearchBoard, alpha: int, beta: int, ply: int, packed: int,
                  checks: bool = False) -> int:
@@ -912,8 +912,8 @@ class Searcher:
                     mask &= occupied_co[not board.turn]
                 ep = board.ep_square
                 count = _capture_list(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
-                                            board.kings, occupied_co[0], occupied_co[1], board.turn,
-                                            -1 if ep is None else ep, mask, codes)
+                                      board.kings, occupied_co[0], occupied_co[1], board.turn,
+                                      -1 if ep is None else ep, mask, codes)
             entries = codes[:count].tolist()
 
         # Quiet checks come last, listed only if no capture cuts off (chain is lazy); no attacker
@@ -949,7 +949,7 @@ class Searcher:
         codes = board.codes
         occupied_co = board.occupied_co
         count = _list_quiet_checks(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
-                                    board.kings, occupied_co[0], occupied_co[1], board.turn, codes)
+                                   board.kings, occupied_co[0], occupied_co[1], board.turn, codes)
         yield from codes[:count].tolist()
 
     @staticmethod

@@ -26,6 +26,9 @@ from garfish.engine.bits import (
     RANK_8, U64, bishop_attacks, msb, rook_attacks,
 )
 from garfish.engine.checks import check_masks_kernel, gives_check_kernel
+from garfish.engine.flags import (
+    ATTACKS_BISHOP, ATTACKS_KNIGHT, ATTACKS_PAWN, ATTACKS_QUEEN, ATTACKS_ROOK, PROMOTION_FLAG,
+)
 from garfish.engine.see import see_ge_kernel
 from garfish.engine.types import MAX_LISTED_MOVES, PIECE_VALUE
 
@@ -88,19 +91,13 @@ def _good(pawns, knights, bishops, rooks, queens, kings, black, white, from_sq, 
                          attacker, victim, 0)
 
 
-@njit(f"int64({BITBOARDS}, int64, uint64, int64[::1])", cache=True, nogil=True)
-def capture_list_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, to_mask, out):
-    """Write the pseudo-legal captures onto to_mask (en passant when to_mask holds the en passant
-    square ep, -1 for none) and the non-capturing promotions into out, best MVV-LVA first; return
-    their number. Each entry: code | attacker << ATTACKER_SHIFT | victim << VICTIM_SHIFT | GOOD_BIT
-    if it is a good capture (the victim of en passant and of a promotion push is a pawn)."""
-    # As uint64 (no-ops compiled; Python ints when the kernel runs interpreted, whose ~ is negative).
-    pawns, knights, bishops, rooks, queens = U64(pawns), U64(knights), U64(bishops), U64(rooks), U64(queens)
-    kings, black, white = U64(kings), U64(black), U64(white)
+@njit(cache=True)
+def _list_captures(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, to_mask, out):
+    """capture_list_kernel's work (its bitboards uint64)."""
     own = white if turn else black
     them = black if turn else white
     occ = own | them
-    targets = them & U64(to_mask)
+    targets = them & to_mask
     keys = np.empty(MAX_LISTED_MOVES, np.int64)
     n = 0
     # Pieces (king included), from the highest square down, each onto its targets from the highest down.
@@ -152,7 +149,7 @@ def capture_list_kernel(pawns, knights, bishops, rooks, queens, kings, black, wh
     # En passant, when the mask holds its (empty) square.
     if ep >= 0:
         ep_bb = ONE << U64(ep)
-        if ep_bb & U64(to_mask) and not ep_bb & occ:
+        if ep_bb & to_mask and not ep_bb & occ:
             movers = own_pawns & PAWN_ATTACKS[1 - side, ep] & (RANK_5 if turn else RANK_4)
             while movers:
                 from_sq = np.int64(msb(movers))
@@ -188,6 +185,45 @@ def capture_list_kernel(pawns, knights, bishops, rooks, queens, kings, black, wh
         keys[j + 1] = key
         out[j + 1] = entry
     return n
+
+
+@njit(f"int64({BITBOARDS}, int64, uint64, int64[::1])", cache=True, nogil=True)
+def capture_list_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, to_mask, out):
+    """Write the pseudo-legal captures onto to_mask (en passant when to_mask holds the en passant
+    square ep, -1 for none) and the non-capturing promotions into out, best MVV-LVA first; return
+    their number. Each entry: code | attacker << ATTACKER_SHIFT | victim << VICTIM_SHIFT | GOOD_BIT
+    if it is a good capture (the victim of en passant and of a promotion push is a pawn)."""
+    # As uint64 (no-ops compiled; Python ints when the kernel runs interpreted, whose ~ is negative).
+    return _list_captures(U64(pawns), U64(knights), U64(bishops), U64(rooks), U64(queens), U64(kings), U64(black),
+                          U64(white), turn, ep, U64(to_mask), out)
+
+
+@njit(f"int64({BITBOARDS}, int64, int64, int64, int64[::1])", cache=True, nogil=True)
+def quiescence_list_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, flags, need, out):
+    """The quiescence search's captures: capture_list_kernel's list for the enemy pieces of the
+    kinds the evaluation's flags (engine.flags) say the side to move attacks and worth more than
+    need (delta pruning by piece type), every capture when it has a pawn about to promote; -1
+    (nothing written) when no piece qualifies."""
+    pawns, knights, bishops, rooks, queens = U64(pawns), U64(knights), U64(bishops), U64(rooks), U64(queens)
+    kings, black, white = U64(kings), U64(black), U64(white)
+    if flags & PROMOTION_FLAG:
+        mask = ~U64(0)
+    else:
+        mask = U64(0)
+        if flags & ATTACKS_QUEEN and need < _VALUE[5]:
+            mask |= queens
+        if flags & ATTACKS_ROOK and need < _VALUE[4]:
+            mask |= rooks
+        if flags & ATTACKS_BISHOP and need < _VALUE[3]:
+            mask |= bishops
+        if flags & ATTACKS_KNIGHT and need < _VALUE[2]:
+            mask |= knights
+        if flags & ATTACKS_PAWN and need < _VALUE[1]:
+            mask |= pawns
+        if not mask:
+            return -1
+        mask &= black if turn else white
+    return _list_captures(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, mask, out)
 
 
 @njit(cache=True)

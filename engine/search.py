@@ -20,7 +20,7 @@ import chess
 from garfish.engine.bits import entry_point
 from garfish.engine.board import SearchBoard
 from garfish.engine.captures import (
-    ATTACKER_SHIFT, CODE_MASK, GOOD_BIT, PROMOTION_BITS, TYPE_MASK, VICTIM_SHIFT, capture_list_kernel,
+    ATTACKER_SHIFT, CODE_MASK, GOOD_BIT, PROMOTION_BITS, TYPE_MASK, VICTIM_SHIFT, quiescence_list_kernel,
     quiet_checks_kernel,
 )
 from garfish.engine.checks import check_masks_kernel, gives_check_kernel, threats_kernel
@@ -49,8 +49,8 @@ _zobrist = entry_point(zobrist_kernel)
 _check_masks = entry_point(check_masks_kernel)
 _threats = entry_point(threats_kernel)
 _gives_check = entry_point(gives_check_kernel)
-_capture_list = entry_point(capture_list_kernel)
 _list_quiet_checks = entry_point(quiet_checks_kernel)
+_quiescence_list = entry_point(quiescence_list_kernel)
 
 if TYPE_CHECKING:
     from garfish.engine.nnue import NetworkEvaluator
@@ -896,24 +896,18 @@ class Searcher:
                 alpha = stand_pat
             best_score = stand_pat
             # Step 3. List only captures of pieces that could lift the score above alpha (delta pruning
-            # by piece type, from the evaluation's attack maps), typed, sorted and SEE-tested by one
-            # kernel call (engine.captures).
-            flags = packed & FLAGS_MASK
-            if flags & PROMOTION_FLAG:
-                mask = chess.BB_ALL
-            else:
-                mask = self._attacked_pieces(board, flags, alpha - stand_pat - DELTA_MARGIN)
-                if not mask and not checks:
-                    return best_score
-            count = 0
+            # by piece type, from the evaluation's attack flags), typed, sorted and SEE-tested by one
+            # kernel call (engine.captures); -1: no piece is worth capturing.
             codes = board.codes
-            if mask:
-                if not flags & PROMOTION_FLAG:
-                    mask &= occupied_co[not board.turn]
-                ep = board.ep_square
-                count = _capture_list(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
-                                      board.kings, occupied_co[0], occupied_co[1], board.turn,
-                                      -1 if ep is None else ep, mask, codes)
+            ep = board.ep_square
+            count = _quiescence_list(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
+                                     board.kings, occupied_co[0], occupied_co[1], board.turn,
+                                     -1 if ep is None else ep, packed & FLAGS_MASK,
+                                     alpha - stand_pat - DELTA_MARGIN, codes)
+            if count < 0:
+                if not checks:
+                    return best_score
+                count = 0
             entries = codes[:count].tolist()
 
         # Quiet checks come last, listed only if no capture cuts off (chain is lazy); no attacker

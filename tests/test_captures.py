@@ -9,7 +9,7 @@ import chess
 import numpy as np
 
 from garfish.engine.captures import (
-    ATTACKER_SHIFT, CODE_MASK, GOOD_BIT, TYPE_MASK, VICTIM_SHIFT, capture_list_kernel,
+    ATTACKER_SHIFT, CODE_MASK, GOOD_BIT, TYPE_MASK, VICTIM_SHIFT, capture_list_kernel, quiescence_list_kernel,
     quiet_checks_kernel,
 )
 from garfish.engine.checks import check_masks_kernel
@@ -151,3 +151,33 @@ def test_compiled_and_interpreted_kernels_agree() -> None:
         expected.append([captures, out[:count].tolist()])
     assert len(fens) > 100 and any(captures for captures, _ in expected) and any(checks for _, checks in expected)
     assert run_interpreted(code, fens) == expected
+
+
+def test_quiescence_list_is_the_capture_list_of_the_pieces_worth_taking() -> None:
+    # The mask the quiescence search used to build in Python (Searcher._attacked_pieces, every
+    # capture with a pawn about to promote), then capture_list_kernel's list for it; -1 for no piece.
+    from garfish.engine.evaluate import evaluate_kernel
+    from garfish.engine.flags import FLAGS_MASK, PROMOTION_FLAG
+    from garfish.engine.search import Searcher
+
+    out = np.empty(MAX_LISTED_MOVES, dtype=np.int64)
+    expected_out = np.empty(MAX_LISTED_MOVES, dtype=np.int64)
+    nothing = listed_some = 0
+    for board in boards():
+        flags = evaluate_kernel(*bitboards(board)) & FLAGS_MASK
+        ep = -1 if board.ep_square is None else board.ep_square
+        for need in (-100000, -50, 50, 150, 350, 600, 1000):
+            count = quiescence_list_kernel(*bitboards(board), ep, flags, need, out)
+            if flags & PROMOTION_FLAG:
+                mask = chess.BB_ALL
+            else:
+                mask = Searcher._attacked_pieces(board, flags, need)
+                if not mask:
+                    assert count == -1, board.fen()
+                    nothing += 1
+                    continue
+                mask &= board.occupied_co[not board.turn]
+            expected = capture_list_kernel(*bitboards(board), ep, mask, expected_out)
+            assert out[:count].tolist() == expected_out[:expected].tolist(), (board.fen(), need)
+            listed_some += count > 0
+    assert nothing > 1000 and listed_some > 1000

@@ -5,8 +5,8 @@ Importing the engine compiles its Numba kernels (explicit signatures, `cache=Tru
 `readyok`; later starts load them from the cache in a fraction of a second. On a first start,
 `load_kernels` has a second Python process compile the evaluation's kernels (engine.evaluate and
 engine.nnue, two thirds of the work) into the cache while this one compiles the search's (checks,
-SEE, Zobrist, the capture lists); it then imports the evaluation's from the cache. With the cache
-warm it does what an import does. This module imports no kernel itself.
+SEE, Zobrist, the capture lists, the TT's store); it then imports the evaluation's from the cache.
+With the cache warm it does what an import does. This module imports no kernel itself.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Optional
 
 EVALUATION_MODULES = ("garfish.engine.evaluate", "garfish.engine.nnue")  # compiled by the second process
 SEARCH_MODULES = ("garfish.engine.checks", "garfish.engine.see", "garfish.engine.zobrist",  # ... and this one
-                  "garfish.engine.captures")
+                  "garfish.engine.captures", "garfish.engine.tt")
 PROBE_KERNEL = "nnue.network_update_kernel"  # its index file in Numba's cache says the cache is warm
 HELPER_TIMEOUT = 300.0  # seconds the second process may take before this one compiles on its own
 

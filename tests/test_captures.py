@@ -6,6 +6,7 @@ import random
 from typing import Iterator
 
 import chess
+import chess.polyglot
 import numpy as np
 
 from garfish.engine.captures import (
@@ -181,3 +182,20 @@ def test_quiescence_list_is_the_capture_list_of_the_pieces_worth_taking() -> Non
             assert out[:count].tolist() == expected_out[:expected].tolist(), (board.fen(), need)
             listed_some += count > 0
     assert nothing > 1000 and listed_some > 1000
+
+
+def test_entry_points_give_the_kernels_results_without_the_dispatcher() -> None:
+    # engine.bits.entry_point: the compiled overload's entry, the same results as the dispatcher.
+    from garfish.engine.bits import entry_point
+    from garfish.engine.zobrist import zobrist_kernel
+
+    entry = entry_point(capture_list_kernel)
+    assert entry is not capture_list_kernel and entry_point(lambda: 0).__name__ == "<lambda>"
+    out = np.empty(MAX_LISTED_MOVES, dtype=np.int64)
+    again = np.empty(MAX_LISTED_MOVES, dtype=np.int64)
+    for board in list(boards())[:200]:
+        ep = -1 if board.ep_square is None else board.ep_square
+        count = entry(*bitboards(board), ep, chess.BB_ALL, out)
+        assert out[:count].tolist() == again[:capture_list_kernel(*bitboards(board), ep, chess.BB_ALL, again)].tolist()
+        key = entry_point(zobrist_kernel)(*bitboards(board), board.castling_rights, ep)
+        assert key == zobrist_kernel(*bitboards(board), board.castling_rights, ep) == chess.polyglot.zobrist_hash(board)

@@ -4,7 +4,7 @@ Cython, against the same code interpreted, `bench` nodes per second in alternati
     python scripts/aot_speed.py [REV] [--runs 5] [--cythonize PATH] [--modules search,movepick,...]
 
 Both sides are REV (default: the working tree) installed into folders of their own as scripts/ab.py
-does; in side B the modules named (default: the search, the move picker, the board, the TT and the
+does; in side B the modules named (default: the search, the move picker, the board and the
 histories: every hot module without Numba kernels, which Cython cannot compile) are compiled in
 place with `cythonize -i -3` (Cython installed in any environment: give its `cythonize`), so
 that Python imports the extension modules before the sources. The code is unchanged (no type
@@ -27,7 +27,7 @@ from typing import Optional
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ab import build, run_bench  # noqa: E402  (the sibling script)
 
-MODULES = "search,movepick,board,tt,history"
+MODULES = "search,movepick,board,history"
 
 
 def main(argv: Optional[list[str]] = None) -> int:

@@ -8,11 +8,13 @@ whether it is a good capture (engine.movepick.is_good_capture: SEE, queen promot
 capture_moves paid a python-chess generator, a Move object per move, two piece look-ups per move
 and a SEE call per move tried, the kernel pays one call: the search reads move codes off an array
 and takes each Move from the table of prebuilt ones (engine.movepick.MOVE_TABLE).
+quiescence_list_kernel gives the quiescence search the same list for the enemy pieces worth
+capturing, choosing them from the evaluation's flags and the delta-pruning margin itself.
 
 quiet_checks_kernel lists, in python-chess's order, the quiet moves that give check without
 losing the checking piece by SEE (the first quiescence ply's checks, Searcher._quiet_checks).
 
-Both write into the caller's int64 array and return how many they wrote; tests compare them,
+They write into the caller's int64 array and return how many they wrote; tests compare them,
 move for move, with the python-chess paths they replace.
 """
 

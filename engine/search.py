@@ -351,6 +351,7 @@ class Searcher:
         self._poll_interval = POLL_INTERVAL
         if self._maximum is not None and self._maximum < FAST_POLL_BUDGET:
             self._poll_interval = FAST_POLL_INTERVAL
+            self._next_poll = min(self._next_poll, FAST_POLL_INTERVAL)  # from the first node on
         max_depth = min(limits.depth, MAX_PLY - 1) if limits.depth else MAX_PLY - 1
         timed = self._maximum is not None
         # With a fixed movetime the whole budget is ours: only a clock asks to save time.

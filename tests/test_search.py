@@ -12,7 +12,7 @@ import pytest
 import garfish.engine.search
 from garfish.engine import Limits, Searcher, SearchResult
 from garfish.engine.bench import run_bench
-from garfish.engine.search import POLL_INTERVAL, SearchInfo
+from garfish.engine.search import FAST_POLL_INTERVAL, POLL_INTERVAL, SearchInfo
 from garfish.engine.timeman import SOFT_SHARE, time_budget
 from garfish.engine.types import MATE, MATE_BOUND, mate_in
 
@@ -352,12 +352,13 @@ def test_tiny_clock_aborts_even_the_first_iteration(monkeypatch: pytest.MonkeyPa
     # 40 ms on the clock: the hard limit must hold inside depth 1 too (a flag at 2+0.05 showed it).
     # Timed by the wall clock, whether a 20 ms budget runs out inside depth 1 depends on the
     # machine's speed and how busy it is; so the clock is made to pass the limit at once, in a
-    # position whose depth 1 takes 423 nodes: the search must stop at its first poll, inside depth 1.
+    # position whose depth 1 takes 423 nodes: the search must stop at its first poll, inside depth 1,
+    # which a budget this small makes after FAST_POLL_INTERVAL nodes, not the usual POLL_INTERVAL.
     board = chess.Board("4rrk1/pp1n3p/3q2pQ/2p1pb2/2PP4/2P3N1/P2B2PP/4RRK1 b - - 7 19")
     assert Searcher(4).search(board, Limits(depth=1)).nodes > POLL_INTERVAL  # depth 1 outlasts a poll
     monkeypatch.setattr(garfish.engine.search, "time", SteppingClock())
     result = Searcher(4).search(board, Limits(wtime=0.04, btime=0.04, move_overhead=0.02))
-    assert result.move in board.legal_moves and result.depth == 0 and result.nodes <= POLL_INTERVAL
+    assert result.move in board.legal_moves and result.depth == 0 and result.nodes <= FAST_POLL_INTERVAL
 
 
 def test_an_attacked_piece_escapes_before_late_move_pruning() -> None:

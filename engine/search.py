@@ -639,18 +639,8 @@ class Searcher:
                     else:
                         tb_cap = value
 
-        # Step 4. Static evaluation, for the pruning decisions below, and capture hints.
-        capture_targets = chess.BB_ALL
-        if in_check:
-            static_eval = -INF
-        else:
-            static_eval = packed >> FLAG_BITS
-            flags = packed & FLAGS_MASK
-            if not flags & PROMOTION_FLAG:
-                # Only enemy pieces of the attacked kinds can be captured (and the en passant square).
-                capture_targets = self._attacked_pieces(board, flags, -INF) & occupied_co[not board.turn]
-                if ep is not None:
-                    capture_targets |= chess.BB_SQUARES[ep]
+        # Step 4. Static evaluation, for the pruning decisions below.
+        static_eval = -INF if in_check else packed >> FLAG_BITS
 
         if not pv_node and not in_check:
             # Step 5. Reverse futility pruning: far above beta at low depth, even after losing
@@ -673,7 +663,15 @@ class Searcher:
         if tt_move is None and depth >= 4:
             depth -= 1
 
-        # Step 8. The move loop.
+        # Step 8. The move loop. The capture hints first (after the cut-offs above, which need none):
+        # only enemy pieces of the kinds the evaluation says are attacked can be captured (and the
+        # en passant square).
+        capture_targets = chess.BB_ALL
+        flags = packed & FLAGS_MASK
+        if not in_check and not flags & PROMOTION_FLAG:
+            capture_targets = self._attacked_pieces(board, flags, -INF) & occupied_co[not board.turn]
+            if ep is not None:
+                capture_targets |= chess.BB_SQUARES[ep]
         us = board.turn
         history = self.history
         killers = history.killers[ply]

@@ -56,14 +56,14 @@ def _moves_by_code() -> dict[int, chess.Move]:
 MOVES_BY_CODE = _moves_by_code()
 # The same moves as a list indexed by code (None for codes no game encodes): the search reads
 # capture_list_kernel's codes with a list index, cheaper than a dict look-up.
-MOVE_TABLE: list[Optional[chess.Move]] = [None] * (1 << 15)
+MOVE_TABLE: list[Optional[chess.Move]] = [None] * (1 << 16)  # every 16-bit code
 for _code, _move in MOVES_BY_CODE.items():
     MOVE_TABLE[_code] = _move
 
 
 def decode(code: int) -> chess.Move:
-    """The move with this 16-bit code (from MOVES_BY_CODE: building a Move costs more than a lookup)."""
-    move = MOVES_BY_CODE.get(code)
+    """The move with this 16-bit code (from MOVE_TABLE: building a Move costs more than a lookup)."""
+    move = MOVE_TABLE[code]
     if move is None:  # no game encodes it
         move = chess.Move(code & 63, (code >> 6) & 63, (code >> 12) or None)
     return move

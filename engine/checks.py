@@ -9,7 +9,7 @@ from numba import njit
 
 from garfish.engine.bits import (
     KING_ATTACKS, KNIGHT_ATTACKS, ONE, PAWN_ATTACKS, RANK_4, RANK_5, U64, ZERO, bishop_attacks, black_pawn_attacks,
-    lsb, popcount, rook_attacks, white_pawn_attacks,
+    entry_point, lsb, popcount, rook_attacks, white_pawn_attacks,
 )
 
 
@@ -292,3 +292,7 @@ def evasion_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, 
         blockers = (pawns & own & (pushers | takers)) | _reaching(own & ~pawns & ~kings, block, knights, bishops,
                                                                  rooks, queens, occ)
     return checkers, king_to, block, blockers
+
+
+# threats_kernel's compiled entry (engine.bits.entry_point), for the picker's and the search's hot calls.
+threats_entry = entry_point(threats_kernel)

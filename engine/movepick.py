@@ -15,14 +15,13 @@ import chess
 
 from garfish.engine.bits import entry_point
 from garfish.engine.captures import CODE_MASK, GOOD_BIT, capture_list_kernel
-from garfish.engine.checks import attackers_kernel, evasion_kernel, into_check_kernel, threats_kernel
+from garfish.engine.checks import attackers_kernel, evasion_kernel, into_check_kernel, threats_entry
 from garfish.engine.see import see_ge_kernel
 from garfish.engine.types import PIECE_VALUE
 
 BB_SQUARES = chess.BB_SQUARES
 # The hot kernels' compiled entries: no dispatcher between the picker and them (engine.bits.entry_point).
 _attackers = entry_point(attackers_kernel)
-_threats = entry_point(threats_kernel)
 _into_check = entry_point(into_check_kernel)
 _see_ge = entry_point(see_ge_kernel)
 _capture_list = entry_point(capture_list_kernel)
@@ -116,8 +115,8 @@ def _sort_quiets(board: chess.Board, quiets: list[chess.Move], history: list[int
     us = board.turn
     base = 4096 if us else 0
     black, white = board.occupied_co
-    threatened = _threats(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
-                          board.kings, black, white, us)
+    threatened = threats_entry(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
+                               board.kings, black, white, us)
     if threatened:
         quiets.sort(key=lambda m: history[base + m.from_square * 64 + m.to_square]
                     + (ESCAPE_BONUS if BB_SQUARES[m.from_square] & threatened else 0), reverse=True)

@@ -23,7 +23,7 @@ from garfish.engine.captures import (
     ATTACKER_SHIFT, CODE_MASK, GOOD_BIT, PROMOTION_BITS, TYPE_MASK, VICTIM_SHIFT, quiescence_list_kernel,
     quiet_checks_kernel,
 )
-from garfish.engine.checks import check_masks_kernel, gives_check_kernel, threats_kernel
+from garfish.engine.checks import check_masks_kernel, gives_check_kernel, threats_entry
 from garfish.engine.flags import (
     ATTACKS_BISHOP, ATTACKS_KNIGHT, ATTACKS_PAWN, ATTACKS_QUEEN, ATTACKS_ROOK, FLAG_BITS, FLAGS_MASK, IN_CHECK_FLAG,
     PROMOTION_FLAG,
@@ -47,7 +47,6 @@ from garfish.engine.zobrist import zobrist, zobrist_kernel
 # The hot kernels' compiled entries: no dispatcher between the search and them (engine.bits.entry_point).
 _zobrist = entry_point(zobrist_kernel)
 _check_masks = entry_point(check_masks_kernel)
-_threats = entry_point(threats_kernel)
 _gives_check = entry_point(gives_check_kernel)
 _list_quiet_checks = entry_point(quiet_checks_kernel)
 _quiescence_list = entry_point(quiescence_list_kernel)
@@ -822,8 +821,8 @@ class Searcher:
         """Step 5 of _negamax: what the side to move stands to lose at once, its most valuable
         piece en prise (threats_kernel): a queen or rook by PIECE_VALUE, a minor RFP_MINOR_RISK; 0 if none."""
         black, white = board.occupied_co
-        threatened = _threats(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
-                              board.kings, black, white, board.turn)
+        threatened = threats_entry(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
+                                   board.kings, black, white, board.turn)
         if not threatened:
             return 0
         if threatened & board.queens:

@@ -46,6 +46,9 @@ PROMOTION_BITS = 7 << PROMOTION_SHIFT
 
 _VALUE = np.array(PIECE_VALUE, dtype=np.int64)
 _BACK_RANKS = RANK_1 | RANK_8
+# Constant arguments as int64 values, not literals: Numba compiles a callee once more for every
+# literal argument it is given, and that compile is what a first start waits for.
+PAWN_KIND, NO_PROMOTION, NONE_YET = np.int64(1), np.int64(0), np.int64(0)
 
 BITBOARDS = "uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean"
 
@@ -116,7 +119,7 @@ def _list_captures(pawns, knights, bishops, rooks, queens, kings, black, white, 
             moves ^= to_bb
             victim = _piece_at(to_bb, pawns, knights, bishops, rooks, queens)
             out[n] = from_sq | (to_sq << 6) | (kind << ATTACKER_SHIFT) | (victim << VICTIM_SHIFT)
-            if _good(pawns, knights, bishops, rooks, queens, kings, black, white, from_sq, to_sq, kind, victim, 0):
+            if _good(pawns, knights, bishops, rooks, queens, kings, black, white, from_sq, to_sq, kind, victim, NO_PROMOTION):
                 out[n] |= GOOD_BIT
             keys[n] = _VALUE[victim] * 8 - _VALUE[kind] // 100
             n += 1
@@ -144,7 +147,8 @@ def _list_captures(pawns, knights, bishops, rooks, queens, kings, black, white, 
                     n += 1
             else:
                 out[n] = base
-                if _good(pawns, knights, bishops, rooks, queens, kings, black, white, from_sq, to_sq, 1, victim, 0):
+                if _good(pawns, knights, bishops, rooks, queens, kings, black, white, from_sq, to_sq, PAWN_KIND, victim,
+                         NO_PROMOTION):
                     out[n] |= GOOD_BIT
                 keys[n] = _VALUE[victim] * 8 - 1
                 n += 1
@@ -291,7 +295,7 @@ def quiet_checks_kernel(pawns, knights, bishops, rooks, queens, kings, black, wh
     movers = own & ~kings & ~(pawns & (RANK_7 if turn else RANK_2))
     empty = ~(white | black)
     n = _add_checks(pawns, knights, bishops, rooks, queens, kings, black, white, turn,
-                    movers & reachers & ~discoverers, empty & check_to, out, 0)
+                    movers & reachers & ~discoverers, empty & check_to, out, NONE_YET)
     if movers & discoverers:
         n = _add_checks(pawns, knights, bishops, rooks, queens, kings, black, white, turn,
                         movers & discoverers, empty, out, n)

@@ -7,8 +7,9 @@ flags (engine.flags), and a score equal to engine.network.forward(network, board
 integers (the bounds are in _output's comments). A network on the hand-written base
 (CLASSIC_BASE) calls evaluate_kernel, adds its score to the network's and takes its flags.
 
-Two kernels:
-- network_kernel computes both accumulators from scratch (evaluate_packed for any board);
+One kernel, two uses:
+- network_kernel computes both accumulators from scratch (evaluate_packed for any board): it is
+  network_update_kernel on a one-slot state;
 - network_update_kernel, the search's, keeps one accumulator pair per ply in the board's
   NetworkBoard, together with the bitboards it was made from, and makes a ply's pair from the
   ply before's by subtracting the rows of the pieces gone and adding those of the pieces come
@@ -67,12 +68,14 @@ SCORE_LIMIT = TB_WIN_BOUND - 1
 # from scratch).
 STATE_PLIES = MAX_PLY + 2
 OWN, ENEMY = 0, 384  # the first feature of the perspective's own pieces, and of the other side's
-# network_kernel's ply: slot 0, no parent. An int64, not a literal 0: a literal would compile
-# _evaluate, the largest kernel, a second time for it (2-3 s of a first start).
-NO_PARENT = np.int64(0)
+NO_PARENT = 0  # network_kernel's ply: slot 0, no parent
+# Constant arguments as values, not literals: Numba compiles a callee once more for every literal
+# argument it is given, and that compile is what a first start waits for.
+WHITE_SIDE, BLACK_SIDE = np.bool_(True), np.bool_(False)
+WHITE_VIEW, BLACK_VIEW = np.int64(0), np.int64(56)  # _king_view's relative for each perspective
+NONE_YET = np.int64(0)
 
 BITBOARDS = "uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean"
-SCRATCH_SIGNATURE = f"int64({BITBOARDS}, int16[:, ::1], int64[::1])"
 UPDATE_SIGNATURE = f"int64({BITBOARDS}, int16[:, ::1], int64[::1], int32[:, ::1], int64)"
 
 
@@ -81,8 +84,8 @@ def _network_flags(pawns, knights, bishops, rooks, queens, kings, black, white, 
     """evaluate_kernel's flags for the position, from attack maps built here."""
     occ = white | black
     return attack_flags(pawns, knights, bishops, rooks, queens, kings, black, white, turn,
-                        side_attacks(True, white, pawns, knights, bishops, rooks, queens, kings, occ),
-                        side_attacks(False, black, pawns, knights, bishops, rooks, queens, kings, occ))
+                        side_attacks(WHITE_SIDE, white, pawns, knights, bishops, rooks, queens, kings, occ),
+                        side_attacks(BLACK_SIDE, black, pawns, knights, bishops, rooks, queens, kings, occ))
 
 
 @njit(cache=True)
@@ -147,8 +150,8 @@ def _changes(parent, pieces, white, black, zero_row, view_white, view_black):
     None when more than two pieces left or came (a move moves at most two each way), the
     accumulators then to be made from scratch."""
     none = (zero_row, zero_row)
-    gone, gone1, gone2 = 0, none, none
-    came, came1, came2 = 0, none, none
+    gone, gone1, gone2 = NONE_YET, none, none
+    came, came1, came2 = NONE_YET, none, none
     for kind in range(6):
         for is_white in (True, False):
             before = parent[kind] & (parent[7] if is_white else parent[6])
@@ -211,9 +214,13 @@ def _output(acc_us, acc_them, occ, weights, params):
     return (total + params[OUTPUT_BIAS + bucket]) * params[SCALE] // (qa * params[QB])
 
 
-@njit(cache=True)
-def _evaluate(pawns, knights, bishops, rooks, queens, kings, black, white, turn, weights, params, state, ply):
-    """network_update_kernel's work (see there)."""
+@njit(UPDATE_SIGNATURE, cache=True, nogil=True)
+def network_update_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, weights, params,
+                          state, ply):
+    """network_kernel's result, with the accumulators of slot `ply` made from those of slot
+    ply - 1. state: int32 [plies, 2H + 16], per slot White's accumulator, Black's, and the
+    bitboards they were made from (pawns .. kings, black, white as 8 uint64); the kernel writes a
+    slot's accumulators and bitboards together, so every slot is self-consistent."""
     if not (kings & white) or not (kings & black):
         return 0  # not a real position; the search never gets here
     base = np.int64(0)
@@ -231,8 +238,8 @@ def _evaluate(pawns, knights, bishops, rooks, queens, kings, black, white, turn,
     acc_black = state[slot, hidden:2 * hidden]
     pieces = (pawns, knights, bishops, rooks, queens, kings)
     bias_row = params[INPUTS]
-    view_white = _king_view(params, kings & white, 0)
-    view_black = _king_view(params, kings & black, 56)
+    view_white = _king_view(params, kings & white, WHITE_VIEW)
+    view_black = _king_view(params, kings & black, BLACK_VIEW)
     fresh_white = fresh_black = True
     if slot > 0:
         parent = state[slot - 1, 2 * hidden:].view(np.uint64)
@@ -240,8 +247,8 @@ def _evaluate(pawns, knights, bishops, rooks, queens, kings, black, white, turn,
         if parent_kings_white and parent_kings_black:
             # A perspective whose king changed bucket or mirror is made from scratch; the other
             # is updated from the parent's, less the rows of the pieces gone, plus those come.
-            same_white = _king_view(params, parent_kings_white, 0) == view_white
-            same_black = _king_view(params, parent_kings_black, 56) == view_black
+            same_white = _king_view(params, parent_kings_white, WHITE_VIEW) == view_white
+            same_black = _king_view(params, parent_kings_black, BLACK_VIEW) == view_black
             changes = _changes(parent, pieces, white, black, bias_row + 1, view_white, view_black)
             if changes is not None:
                 gone1, gone2, came1, came2 = changes
@@ -269,23 +276,15 @@ def _evaluate(pawns, knights, bishops, rooks, queens, kings, black, white, turn,
     return (score << FLAG_BITS) | flags
 
 
-@njit(SCRATCH_SIGNATURE, cache=True, nogil=True)
-def network_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, weights, params):
+def network_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, weights, params) -> int:
     """The network's score from the side to move's view packed with evaluate_kernel's flags:
     score << FLAG_BITS | flags, the accumulators computed from scratch. A position whose side
-    to move could take the king (ILLEGAL_FLAG: the search drops it) scores 0."""
-    state = np.empty((1, 2 * weights.shape[1] + 16), np.int32)  # one slot: no parent to update from
-    return _evaluate(pawns, knights, bishops, rooks, queens, kings, black, white, turn, weights, params, state, NO_PARENT)
-
-
-@njit(UPDATE_SIGNATURE, cache=True, nogil=True)
-def network_update_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, weights, params,
-                          state, ply):
-    """network_kernel's result, with the accumulators of slot `ply` made from those of slot
-    ply - 1. state: int32 [plies, 2H + 16], per slot White's accumulator, Black's, and the
-    bitboards they were made from (pawns .. kings, black, white as 8 uint64); the kernel writes a
-    slot's accumulators and bitboards together, so every slot is self-consistent."""
-    return _evaluate(pawns, knights, bishops, rooks, queens, kings, black, white, turn, weights, params, state, ply)
+    to move could take the king (ILLEGAL_FLAG: the search drops it) scores 0. It is
+    network_update_kernel on a state of one slot (slot 0 has no parent to update from), so that a
+    first start compiles one network kernel, not two."""
+    state = np.empty((1, 2 * weights.shape[1] + 16), np.int32)
+    return network_update_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, weights, params,
+                                 state, NO_PARENT)
 
 
 class NetworkEvaluator:

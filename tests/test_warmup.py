@@ -33,3 +33,38 @@ def test_a_first_start_compiles_in_two_processes_and_the_next_loads(tmp_path: Pa
     again = subprocess.run([sys.executable, "-c", "import garfish.engine.warmup as w; assert w.kernels_cached()"],
                            cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr[-3000:]
+
+
+COMPILE_ONCE = """
+from collections import Counter
+from numba.core import event
+
+compiled = Counter()
+
+
+class Recorder(event.Listener):
+    def on_start(self, ev):
+        function = ev.data["dispatcher"].py_func
+        if function.__module__.startswith("garfish"):  # not Numba's own overloads (min, max, ...)
+            compiled[function.__module__ + "." + function.__qualname__] += 1
+
+    def on_end(self, ev):
+        pass
+
+
+event.register("numba:compile", Recorder())
+import garfish.engine.search, garfish.engine.nnue  # what the launcher's set-up compiles
+twice = {name: count for name, count in compiled.items() if count > 1}
+assert not twice, twice
+assert "garfish.engine.nnue.network_update_kernel" in compiled and len(compiled) > 20, compiled
+"""
+
+
+def test_a_first_start_compiles_each_kernel_once(tmp_path: Path) -> None:
+    """No Numba function is compiled for two signatures on a first start: a literal argument (a
+    colour, a count) or a second entry to the same code would compile a callee again, and the
+    compile is what a first start waits for (issue 30.3)."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+    proc = subprocess.run([sys.executable, "-c", COMPILE_ONCE], cwd=str(ROOT), env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]

@@ -1,10 +1,12 @@
 """The first start: Numba compiles the kernels in two processes at once, so that it fits a client's timeout.
 
-Importing the engine compiles its Numba kernels (explicit signatures, `cache=True`): about 12 s on a
-2-core machine when nothing is cached, against python-chess's 10 s and Cute Chess's 15 s wait for
-`readyok`; later starts load them from the cache in a fraction of a second. On a first start,
-`load_kernels` has a second Python process compile the evaluation's kernels (engine.evaluate and
-engine.nnue, two thirds of the work) into the cache while this one compiles the search's (checks,
+Importing the engine compiles its Numba kernels (explicit signatures, `cache=True`): about 8 s of
+CPU on the project's 2-core machine when nothing is cached (twice that on one half as fast), against
+python-chess's 10 s and Cute Chess's 15 s wait for `readyok`; later starts load them from the cache
+in a fraction of a second. Each kernel is compiled once (tests/test_warmup.py): Numba compiles a
+callee again for every literal argument, so constant arguments are passed as int64 values. On a
+first start, `load_kernels` has a second Python process compile the evaluation's kernels (engine.evaluate and
+engine.nnue, about half the work) into the cache while this one compiles the search's (checks,
 SEE, Zobrist, the capture lists, the TT's store); it then imports the evaluation's from the cache.
 With the cache warm it does what an import does. This module imports no kernel itself.
 """

@@ -18,11 +18,12 @@ three numbers, each a named function of it:
 The knee is there because the node budget stops weakening near the bottom (depth 1 always
 completes), so below KNEE_ELO the choice has to do more of the work.
 
-From BEST_LINE_ELO up only the node budget weakens, and only where the clock would allow more;
-ELO_MAX plays at full strength (one line, no budget). The constants were fitted to matches
-against Stockfish 15.1 at the same UCI_Elo, 10+0.1 on a 2-core machine (docs/figures.md, "Strength
-limit", measured with the runner that scored claimable draws as draws); there the full engine
-rated about 2040-2080 on that scale (the default network).
+ELO_MAX, the top of the range, plays at full strength (one line, no budget); the margin and the
+miss chance reach 0 there (BEST_LINE_ELO). The constants were fitted to matches against
+Stockfish 15.1 at the same UCI_Elo, 10+0.1 on a 2-core machine (docs/figures.md, "Strength limit
+calibration"); measured with the runner that ends games by the rules only, the full engine rates
+about 2000 on that scale there (1997 [1901, 2094] against Stockfish's 2200), so the range ends at
+2000 (it ended at 2200 while the old runner's draws made the full engine look stronger).
 
 Below BEST_LINE_ELO the search runs with SKILL_MULTIPV lines (or more, with MultiPV), so each
 candidate has an exact score; from BEST_LINE_ELO up, where line 1 is always played, with one.
@@ -42,7 +43,7 @@ from typing import Optional
 from garfish.engine.types import MATE_BOUND
 
 ELO_MIN = 1000          # the UCI_Elo range
-ELO_MAX = 2200
+ELO_MAX = 2000
 SKILL_MULTIPV = 4       # root lines searched to choose among
 NODES_AT_MIN = 130      # node budget per move at ELO_MIN ...
 ELO_PER_DOUBLING = 130  # ... doubled for every this many Elo
@@ -51,7 +52,7 @@ MISS_AT_MIN = 0.75      # ... and the chance of playing another line (within the
 KNEE_ELO = 1400         # both falling linearly to these at KNEE_ELO ...
 MARGIN_AT_KNEE = 198
 MISS_AT_KNEE = 0.37
-BEST_LINE_ELO = 2050    # ... and on to 0 here: from this Elo up, line 1 is always played
+BEST_LINE_ELO = 2000    # ... and on to 0 here, the top of the range: line 1 is always played
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Calibrate UCI_Elo: play Garfish at each setting against Stockfish's own UCI_Elo ladder.
 
-    python scripts/calibrate.py OUT_DIR [--elos 1000,1400,1700,2000,2200] [--games 40] [--rounds 1]
+    python scripts/calibrate.py OUT_DIR [--elos 1000,1400,1700,2000] [--games 40] [--rounds 1]
         [--tc 10+0.1] [--stockfish /usr/games/stockfish] [--seed 12] [--concurrency 1] [--full-strength]
 
 For every setting E, `garfish match` plays Garfish (UCI_LimitStrength, UCI_Elo E) against
@@ -125,7 +125,7 @@ def ladder_table(reports: list[Path]) -> list[str]:
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out", type=Path, help="folder for the reports and PGNs (created)")
-    parser.add_argument("--elos", default="1000,1400,1700,2000,2200", help="the UCI_Elo settings")
+    parser.add_argument("--elos", default="1000,1400,1700,2000", help="the UCI_Elo settings")
     parser.add_argument("--games", type=int, default=40)
     parser.add_argument("--rounds", type=int, default=1, help="matches per setting, pooled in its row (not with --full-strength)")
     parser.add_argument("--tc", default="10+0.1")

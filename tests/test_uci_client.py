@@ -95,7 +95,7 @@ def test_handshake_identifies_garfish(engine: chess.engine.SimpleEngine) -> None
         ("UCI_ShowWDL", "check", False, None, None),
         ("MultiPV", "spin", 1, 1, 256),
         ("UCI_LimitStrength", "check", False, None, None),
-        ("UCI_Elo", "spin", 2200, 1000, 2200),
+        ("UCI_Elo", "spin", 2000, 1000, 2000),
         ("SyzygyPath", "string", "<empty>", None, None),
         ("SyzygyProbeDepth", "spin", 1, 1, 100),
         ("Syzygy50MoveRule", "check", True, None, None),

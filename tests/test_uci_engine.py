@@ -166,7 +166,7 @@ def test_options_are_listed_from_their_declarations(session: Session) -> None:
         "option name UCI_AnalyseMode type check default false",
         "option name MultiPV type spin default 1 min 1 max 256",
         "option name UCI_LimitStrength type check default false",
-        "option name UCI_Elo type spin default 2200 min 1000 max 2200",
+        "option name UCI_Elo type spin default 2000 min 1000 max 2000",
         "option name SyzygyPath type string default <empty>",
         "option name SyzygyProbeDepth type spin default 1 min 1 max 100",
         "option name Syzygy50MoveRule type check default true",

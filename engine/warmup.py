@@ -8,17 +8,23 @@ callee again for every literal argument, so constant arguments are passed as int
 first start, `load_kernels` has a second Python process compile the evaluation's kernels (engine.evaluate and
 engine.nnue, about half the work) into the cache while this one compiles the search's (checks,
 SEE, Zobrist, the capture lists, the TT's store); it then imports the evaluation's from the cache.
-With the cache warm it does what an import does. This module imports no kernel itself.
+With the cache warm it does what an import does; a cache left by other sources (an upgrade keeps
+the old version's files) counts as cold, as Numba compiles everything again for it. This module
+imports no kernel itself.
 """
 
 from __future__ import annotations
 
 import glob
 import os
+import pickle
 import subprocess
 import sys
 from types import SimpleNamespace
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:
+    from numba.core.caching import _CacheLocator
 
 EVALUATION_MODULES = ("garfish.engine.evaluate", "garfish.engine.nnue")  # compiled by the second process
 SEARCH_MODULES = ("garfish.engine.checks", "garfish.engine.see", "garfish.engine.zobrist",  # ... and this one
@@ -27,9 +33,9 @@ PROBE_KERNEL = "nnue.network_update_kernel"  # its index file in Numba's cache s
 HELPER_TIMEOUT = 300.0  # seconds the second process may take before this one compiles on its own
 
 
-def cache_folder(source: str) -> Optional[str]:
-    """The folder where Numba caches the kernels of the module file `source` (its own choice of
-    NUMBA_CACHE_DIR, the __pycache__ beside the source, or the user-wide cache), or None."""
+def _locator(source: str) -> Optional[_CacheLocator]:
+    """Numba's cache locator for the module file `source` (its own choice of NUMBA_CACHE_DIR, the
+    __pycache__ beside the source, or the user-wide cache), or None."""
     from numba.core import caching
 
     import garfish.engine.bits  # noqa: F401 (it chooses a writable cache folder for a read-only install)
@@ -39,19 +45,39 @@ def cache_folder(source: str) -> Optional[str]:
                           caching.UserWideCacheLocator):
         locator = locator_class.from_function(stand_in, source)
         if locator is not None:
-            return str(locator.get_cache_path())
+            return locator
     return None
 
 
+def _fresh_index(path: str, stamp: object) -> bool:
+    """Whether the Numba cache index at path was written by this Numba for the source as it is
+    now (its stamp: the source's modification time and size). An index left by another version
+    of the engine (an upgrade keeps the old cache files beside the new sources) is not fresh:
+    Numba would compile everything again, so the start must be taken as a first one."""
+    import numba
+
+    try:
+        with open(path, "rb") as index:
+            if pickle.load(index) != numba.__version__:
+                return False
+            found, _ = pickle.loads(index.read())
+    except Exception:  # unreadable or of another format: not a cache this Numba would use
+        return False
+    return found == stamp
+
+
 def kernels_cached() -> bool:
-    """Whether the network's kernels have been compiled into the cache before (the cache may still
-    be stale; Numba then compiles, as on any start)."""
+    """Whether the network's kernels are in the cache, fresh for the sources as they are now."""
     source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nnue.py")
     try:
-        folder = cache_folder(source)
+        locator = _locator(source)
+        if locator is None:
+            return True
+        folder, stamp = str(locator.get_cache_path()), locator.get_source_stamp()
     except Exception:  # Numba's locators are internal: when they change, take the plain path
         return True
-    return folder is None or bool(glob.glob(os.path.join(glob.escape(folder), f"{PROBE_KERNEL}-*.nbi")))
+    return any(_fresh_index(path, stamp)
+               for path in glob.glob(os.path.join(glob.escape(folder), f"{PROBE_KERNEL}-*.nbi")))
 
 
 def load_kernels() -> None:

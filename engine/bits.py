@@ -60,6 +60,10 @@ if _cache_dir is not None:
 U64 = np.uint64
 ZERO = np.uint64(0)
 ONE = np.uint64(1)
+# Constant arguments to a kernel's callees are typed values, not literals: Numba compiles a callee once
+# more for every literal argument it is given, and a first start waits for each compile
+# (tests/test_warmup.py checks that every kernel compiles once).
+NONE_YET = np.int64(0)  # an int64 zero: a count, index or piece type that starts at none
 
 FILE_A = np.uint64(0x0101010101010101)
 FILE_H = np.uint64(0x8080808080808080)

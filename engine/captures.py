@@ -24,8 +24,8 @@ import numpy as np
 from numba import njit
 
 from garfish.engine.bits import (
-    KING_ATTACKS, KNIGHT_ATTACKS, ONE, PAWN_ATTACKS, RANK_1, RANK_2, RANK_3_4, RANK_4, RANK_5, RANK_5_6, RANK_7,
-    RANK_8, U64, bishop_attacks, msb, rook_attacks,
+    KING_ATTACKS, KNIGHT_ATTACKS, NONE_YET, ONE, PAWN_ATTACKS, RANK_1, RANK_2, RANK_3_4, RANK_4, RANK_5, RANK_5_6,
+    RANK_7, RANK_8, U64, bishop_attacks, msb, rook_attacks,
 )
 from garfish.engine.checks import check_masks_kernel, gives_check_kernel
 from garfish.engine.flags import (
@@ -46,9 +46,7 @@ PROMOTION_BITS = 7 << PROMOTION_SHIFT
 
 _VALUE = np.array(PIECE_VALUE, dtype=np.int64)
 _BACK_RANKS = RANK_1 | RANK_8
-# Constant arguments as int64 values, not literals: Numba compiles a callee once more for every
-# literal argument it is given, and that compile is what a first start waits for.
-PAWN_KIND, NO_PROMOTION, NONE_YET = np.int64(1), np.int64(0), np.int64(0)
+PAWN_KIND, NO_PROMOTION = np.int64(1), NONE_YET  # typed constant arguments (engine.bits.NONE_YET)
 
 BITBOARDS = "uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean"
 
@@ -119,7 +117,8 @@ def _list_captures(pawns, knights, bishops, rooks, queens, kings, black, white, 
             moves ^= to_bb
             victim = _piece_at(to_bb, pawns, knights, bishops, rooks, queens)
             out[n] = from_sq | (to_sq << 6) | (kind << ATTACKER_SHIFT) | (victim << VICTIM_SHIFT)
-            if _good(pawns, knights, bishops, rooks, queens, kings, black, white, from_sq, to_sq, kind, victim, NO_PROMOTION):
+            if _good(pawns, knights, bishops, rooks, queens, kings, black, white, from_sq, to_sq, kind, victim,
+                     NO_PROMOTION):
                 out[n] |= GOOD_BIT
             keys[n] = _VALUE[victim] * 8 - _VALUE[kind] // 100
             n += 1

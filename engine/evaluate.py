@@ -221,7 +221,7 @@ FILES = _file_masks()
 ADJACENT_FILES = _adjacent_files()
 PASSED = _passed_masks()
 SHIELD = _shield_masks()
-WHITE_TERMS, BLACK_TERMS = np.int64(0), np.int64(1)  # _side_terms' colour argument
+WHITE_TERMS, BLACK_TERMS = np.int64(0), np.int64(1)  # _side_terms' colour, typed (engine.bits.NONE_YET says why)
 
 
 @njit(cache=True)
@@ -332,11 +332,10 @@ def evaluate_kernel(pawns, knights, bishops, rooks, queens, kings, black, white,
         return 0  # not a real position; the search never gets here
     white_pawn_att = white_pawn_attacks(pawns & white)
     black_pawn_att = black_pawn_attacks(pawns & black)
-    # The colours as int64 values, not literals: Numba would compile _side_terms once for each literal.
-    w_mg, w_eg, w_phase, w_att = _side_terms(WHITE_TERMS, white, black, pawns, knights, bishops, rooks, queens, kings, occ,
-                                             black_pawn_att)
-    b_mg, b_eg, b_phase, b_att = _side_terms(BLACK_TERMS, black, white, pawns, knights, bishops, rooks, queens, kings, occ,
-                                             white_pawn_att)
+    w_mg, w_eg, w_phase, w_att = _side_terms(WHITE_TERMS, white, black, pawns, knights, bishops, rooks, queens,
+                                             kings, occ, black_pawn_att)
+    b_mg, b_eg, b_phase, b_att = _side_terms(BLACK_TERMS, black, white, pawns, knights, bishops, rooks, queens,
+                                             kings, occ, white_pawn_att)
     phase = w_phase + b_phase
     if turn:
         mg = w_mg - b_mg

@@ -45,7 +45,7 @@ import chess
 import numpy as np
 from numba import njit
 
-from garfish.engine.bits import ONE, lsb, popcount
+from garfish.engine.bits import NONE_YET, ONE, lsb, popcount
 from garfish.engine.board import SearchBoard
 from garfish.engine.evaluate import evaluate_kernel
 from garfish.engine.flags import FLAG_BITS, FLAGS_MASK, ILLEGAL_FLAG, attack_flags, side_attacks
@@ -69,11 +69,9 @@ SCORE_LIMIT = TB_WIN_BOUND - 1
 STATE_PLIES = MAX_PLY + 2
 OWN, ENEMY = 0, 384  # the first feature of the perspective's own pieces, and of the other side's
 NO_PARENT = 0  # network_kernel's ply: slot 0, no parent
-# Constant arguments as values, not literals: Numba compiles a callee once more for every literal
-# argument it is given, and that compile is what a first start waits for.
+# Typed constant arguments, not literals (engine.bits.NONE_YET says why).
 WHITE_SIDE, BLACK_SIDE = np.bool_(True), np.bool_(False)
 WHITE_VIEW, BLACK_VIEW = np.int64(0), np.int64(56)  # _king_view's relative for each perspective
-NONE_YET = np.int64(0)
 
 BITBOARDS = "uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean"
 UPDATE_SIGNATURE = f"int64({BITBOARDS}, int16[:, ::1], int64[::1], int32[:, ::1], int64)"

@@ -36,7 +36,7 @@ from garfish.engine.skill import Skill
 from garfish.engine.timeman import soft_limit, time_budget
 from garfish.engine.tt import (
     BOUND_MASK, BOUND_SHIFT, DEPTH_MASK, DEPTH_SHIFT, MOVE_MASK, SCORE_MASK, SCORE_SHIFT, VALUE_OFFSET,
-    TranspositionTable, store_kernel, unpack,
+    TranspositionTable, store_entry, unpack,
 )
 from garfish.engine.types import (
     DRAW, INF, MATE, MATE_BOUND, MAX_PLY, PIECE_VALUE, TB_WIN, TB_WIN_BOUND, Bound, Limits, mate_in, mated_in,
@@ -50,7 +50,6 @@ _check_masks = entry_point(check_masks_kernel)
 _gives_check = entry_point(gives_check_kernel)
 _list_quiet_checks = entry_point(quiet_checks_kernel)
 _quiescence_list = entry_point(quiescence_list_kernel)
-_tt_store = entry_point(store_kernel)
 
 if TYPE_CHECKING:
     from garfish.engine.nnue import NetworkEvaluator
@@ -775,7 +774,7 @@ class Searcher:
         else:
             bound = UPPER
         tt = self.tt  # its store kernel called here, not through TranspositionTable.store: a Python call less
-        _tt_store(tt.keys, tt.data, key, encode(best_move) if best_move is not None else 0,
+        store_entry(tt.keys, tt.data, key, encode(best_move) if best_move is not None else 0,
                   value_to_tt(best_score, ply), depth, bound, tt.age)
         return best_score
 

@@ -108,7 +108,7 @@ def store_kernel(keys, data, key, move, score, depth, bound, age):  # type: igno
     keys[i] = key ^ entry
 
 
-_store = entry_point(store_kernel)  # the compiled entry: no dispatcher on the way
+store_entry = entry_point(store_kernel)  # the compiled entry: no dispatcher on the way (the search calls it too)
 
 
 def unpack(entry: int) -> tuple[int, int, int, int]:
@@ -221,7 +221,7 @@ class TranspositionTable:
     def store(self, key: int, move: int, score: int, depth: int, bound: int) -> None:
         """Record a search result for key (score already node-relative), by the replacement policy
         (store_kernel)."""
-        _store(self.keys, self.data, key, move, score, depth, bound, self.age)
+        store_entry(self.keys, self.data, key, move, score, depth, bound, self.age)
 
     def hashfull(self) -> int:
         """How full the table is, in entries per thousand, counting this generation's entries."""

@@ -51,7 +51,7 @@ def _locator(source: str) -> Optional[_CacheLocator]:
 
 def _fresh_index(path: str, stamp: object) -> bool:
     """Whether the Numba cache index at path was written by this Numba for the source as it is
-    now (its stamp: the source's modification time and size). An index left by another version
+    now (its stamp, Numba's own from the locator: a hash of the source's content). An index left by another version
     of the engine (an upgrade keeps the old cache files beside the new sources) is not fresh:
     Numba would compile everything again, so the start must be taken as a first one."""
     import numba

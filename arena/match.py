@@ -42,6 +42,12 @@ maximum-likelihood ratio of the multinomial model, see arena.stats); the match s
 LLR leaves [ln(beta/(1-alpha)), ln((1-beta)/alpha)]. Games already running when a decision
 falls are finished and counted. With --sprt-play-on the match plays all --games and the report
 gives the first decision and the number of games it took, beside the final LLR.
+
+Resuming: with --pgnout GAMES.pgn the runner keeps a journal, GAMES.pgn.match (arena.journal); the
+same command with --resume continues an interrupted match (Ctrl-C, kill, a machine that stopped):
+the games the journal records count as played, the PGN is cut back to the last of them, and the
+other games are played. The settings that decide the games must be the same (it says which is
+not); --concurrency may change, and without --seed the journal's is taken.
 """
 
 from __future__ import annotations
@@ -54,14 +60,14 @@ import random
 import re
 import sys
 import threading
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Callable, Optional, TextIO
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import chess
 
-from garfish.arena import stats
+from garfish.arena import journal, stats
 from garfish.arena.driver import (CHESS960_OPTION, DEFAULT_COMMAND, EXIT_ENGINE, EXIT_OK, EXIT_USAGE, FALSE_WORDS,
                                   TRUE_WORDS, EngineProcess, EngineSpec, EngineStartError, check_cluster,
                                   quiet_python_chess, split_command)
@@ -226,11 +232,11 @@ class GameSink:
     """Counts and prints each finished game as it comes, and writes the PGN in game order (a game waits
     for the ones before it), so the file's order does not depend on which game finished first."""
 
-    def __init__(self, state: MatchState, bar: "tqdm", pgn_out: Optional[TextIO], numbers: list[int]) -> None:
+    def __init__(self, state: MatchState, bar: "tqdm", files: journal.GameFiles, numbers: list[int]) -> None:
         """Games will come with these numbers."""
         self.state = state
         self.bar = bar
-        self.pgn_out = pgn_out
+        self.files = files
         self.order = sorted(numbers)
         self.next = 0  # index in `order` of the next game to write
         self.waiting: dict[int, GameRecord] = {}
@@ -256,10 +262,8 @@ class GameSink:
                 self._write(self.waiting.pop(number))
 
     def _write(self, record: GameRecord) -> None:
-        """Append one game to the PGN file."""
-        if self.pgn_out is not None:
-            self.pgn_out.write(record.pgn + "\n\n")
-            self.pgn_out.flush()
+        """Append one game to the PGN file and the journal."""
+        self.files.write(record)
 
 
 def announce(state: MatchState, tasks: list[GameTask], config: MatchConfig, where: str,
@@ -268,27 +272,53 @@ def announce(state: MatchState, tasks: list[GameTask], config: MatchConfig, wher
     extras = "".join(f", {name} ponders" for name, ponder in zip(state.names, state.ponder) if ponder)
     if any(task.chess960 for task in tasks):
         extras += ", Chess960"
-    out(f"{PROG}: {state.names[0]} vs {state.names[1]}, {len(tasks)} games, {config.tc.describe()}, "
+    if state.records:
+        extras += f", resumed after {len(state.records)} games"
+    out(f"{PROG}: {state.names[0]} vs {state.names[1]}, {state.total} games, {config.tc.describe()}, "
         f"{where}, seed {config.seed}{extras}")
 
 
-def new_state(config: MatchConfig, names: list[str], total: int) -> MatchState:
-    """The empty results of a match between engines with these display names."""
-    return MatchState(names=names, total=total, sprt_config=config.sprt,
-                      ponder=(config.engines[0].ponder, config.engines[1].ponder))
+def new_state(config: MatchConfig, names: list[str], total: int, played: list[GameRecord]) -> MatchState:
+    """The results of a match between engines with these display names, counting the games already played."""
+    state = MatchState(names=names, total=total, sprt_config=config.sprt,
+                       ponder=(config.engines[0].ponder, config.engines[1].ponder))
+    for record in played:
+        state.add(record)
+    return state
 
 
-def progress_bar(total: int, progress: bool) -> "tqdm":
+def played_names(played: list[GameRecord]) -> list[str]:
+    """The display names the engines had in these games (not empty)."""
+    first = played[0]
+    return [first.white, first.black] if first.engine1_white else [first.black, first.white]
+
+
+def progress_bar(total: int, done: int, progress: bool) -> "tqdm":
     """The games bar on stderr (off without a TTY or when not wanted)."""
     from tqdm import tqdm
 
-    return tqdm(total=total, unit="game", file=sys.stderr, dynamic_ncols=True, disable=None if progress else True)
+    return tqdm(total=total, initial=done, unit="game", file=sys.stderr, dynamic_ncols=True,
+                disable=None if progress else True)
 
 
-def run_match(config: MatchConfig, tasks: list[GameTask], pgn_out: Optional[TextIO], progress: bool,
-              out: Callable[[str], None]) -> MatchState:
-    """Play all games (or until the SPRT decides); returns the final state (raises EngineStartError at start)."""
-    slots = max(1, min(config.concurrency, len(tasks)))
+def journal_settings(config: MatchConfig, openings: Optional[Path], chess960: bool) -> dict[str, Any]:
+    """What decides a match's games, as its journal keeps it (ValueError when the openings cannot be read)."""
+    return {"engines": [{"argv": spec.argv, "options": spec.options, "name": spec.name, "ponder": spec.ponder}
+                        for spec in config.engines],
+            "limits": asdict(config.tc), "games": config.games, "seed": config.seed, "chess960": chess960,
+            "openings": None if openings is None else openings.name, "openings_sha256": journal.file_digest(openings),
+            "adjudication": asdict(config.adjudication), "sprt": None if config.sprt is None else asdict(config.sprt),
+            "event": config.event}
+
+
+def run_match(config: MatchConfig, tasks: list[GameTask], files: journal.GameFiles, progress: bool,
+              out: Callable[[str], None], played: Optional[list[GameRecord]] = None) -> MatchState:
+    """Play all games but those already played (or until the SPRT decides); returns the final state (raises
+    EngineStartError at start)."""
+    played = played or []
+    done = {record.number for record in played}
+    remaining = [task for task in tasks if task.number not in done]
+    slots = max(1, min(config.concurrency, len(remaining)))
     pairs = start_engines(config.engines, slots)
     try:
         check_chess960([(engine.name, engine.supports(CHESS960_OPTION)) for engine in pairs[0]], tasks)
@@ -300,12 +330,12 @@ def run_match(config: MatchConfig, tasks: list[GameTask], pgn_out: Optional[Text
     names = distinct_names([engine.name for engine in pairs[0]])
     for spec, name in zip(config.engines, names):
         spec.name = name  # the specs are shared by all slots, so this names every slot's engines
-    state = new_state(config, names, len(tasks))
+    state = new_state(config, names, len(tasks), played)
     queue_: "queue.Queue[GameTask]" = queue.Queue()
-    for task in tasks:
+    for task in remaining:
         queue_.put(task)
-    bar = progress_bar(len(tasks), progress)
-    sink = GameSink(state, bar, pgn_out, [task.number for task in tasks])
+    bar = progress_bar(len(tasks), len(played), progress)
+    sink = GameSink(state, bar, files, [task.number for task in remaining])
     announce(state, tasks, config, f"concurrency {slots}", out)
     threads = [threading.Thread(target=slot_worker, args=(slot, pairs[slot], queue_, config, state, sink.add),
                                 daemon=True, name=f"match-slot-{slot}") for slot in range(slots)]
@@ -332,12 +362,17 @@ def run_match(config: MatchConfig, tasks: list[GameTask], pgn_out: Optional[Text
     return state
 
 
-def run_cluster_match(config: MatchConfig, tasks: list[GameTask], pgn_out: Optional[TextIO], progress: bool,
-                      out: Callable[[str], None], address: str, verbose: bool = False) -> MatchState:
-    """Play the match on a Dask cluster, one task per opening pair (see garfish.arena.cluster); raises
-    EngineStartError when the cluster cannot be used or the engines cannot start on the first worker asked."""
+def run_cluster_match(config: MatchConfig, tasks: list[GameTask], files: journal.GameFiles, progress: bool,
+                      out: Callable[[str], None], address: str, verbose: bool = False,
+                      played: Optional[list[GameRecord]] = None) -> MatchState:
+    """Play the match but the games already played on a Dask cluster, one task per opening pair (see
+    garfish.arena.cluster); raises EngineStartError when the cluster cannot be used or the engines cannot
+    start on the first worker asked."""
     from garfish.arena import cluster
 
+    played = played or []
+    done = {record.number for record in played}
+    remaining = [task for task in tasks if task.number not in done]
     specs = [cluster.for_workers(spec) for spec in config.engines]
     with cluster.connect(address, verbose) as client:
         facts = cluster.probe(client, specs)
@@ -345,12 +380,12 @@ def run_cluster_match(config: MatchConfig, tasks: list[GameTask], pgn_out: Optio
         names = distinct_names([name for name, _ in facts])
         for spec, name in zip(specs, names):
             spec.name = name  # every worker's engines report under the same names
-        state = new_state(config, names, len(tasks))
+        state = new_state(config, names, len(tasks), played)
         pairs: dict[int, list[GameTask]] = {}
-        for task in tasks:
+        for task in remaining:
             pairs.setdefault(task.pair, []).append(task)
-        bar = progress_bar(len(tasks), progress)
-        sink = GameSink(state, bar, pgn_out, [task.number for task in tasks])
+        bar = progress_bar(len(tasks), len(played), progress)
+        sink = GameSink(state, bar, files, [task.number for task in remaining])
         announce(state, tasks, config, f"cluster {address} ({cluster.worker_threads(client)} worker threads)", out)
         jobs = [(pair + 1, (specs, games, config.tc, config.adjudication, config.event))
                 for pair, games in sorted(pairs.items())]
@@ -396,7 +431,11 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--cluster", metavar="ADDRESS",
                        help="play on a Dask cluster: a scheduler address (tcp://HOST:8786) or local[:N] "
                             "(see garfish.arena.cluster)")
-    parser.add_argument("--pgnout", type=Path, metavar="FILE", help="write all games to this PGN file")
+    parser.add_argument("--pgnout", type=Path, metavar="FILE",
+                        help="write all games to this PGN file (and the match's journal to FILE.match)")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue the match whose journal is beside --pgnout (the same settings); "
+                             "a new match when there is none")
     parser.add_argument("--report", type=Path, metavar="FILE.json", help="write the summary as JSON")
     parser.add_argument("--sprt", nargs="*", metavar="KEY=VALUE",
                         help="sequential test: elo0=0 elo1=10 alpha=0.05 beta=0.05 (defaults shown)")
@@ -490,8 +529,16 @@ def main(argv: Optional[list[str]] = None) -> int:
             problem = check_matplotlib()
             if problem:
                 raise ValueError(problem)
+        stored = None
+        if args.resume:
+            if args.pgnout is None:
+                raise ValueError("--resume needs --pgnout: the PGN of the match to continue")
+            stored = journal.read_settings(journal.journal_path(args.pgnout))
         if config.seed is None:
-            config.seed = random.SystemRandom().randrange(SEED_RANGE)
+            if stored is not None and isinstance(stored.get("seed"), int):
+                config.seed = stored["seed"]
+            else:
+                config.seed = random.SystemRandom().randrange(SEED_RANGE)
         pairs_needed = (config.games + 1) // 2
         if args.openings is not None:
             openings = load_openings(args.openings, pairs_needed, config.seed, args.chess960, warn)
@@ -502,23 +549,31 @@ def main(argv: Optional[list[str]] = None) -> int:
         return EXIT_USAGE
     tasks = make_tasks(config.games, openings)
     try:
-        pgn_out = open(args.pgnout, "w", encoding="utf-8") if args.pgnout else None
+        files, played = journal.open_files(args.pgnout, journal_settings(config, args.openings, args.chess960),
+                                           args.resume)
+    except ValueError as exc:
+        warn(f"cannot resume: {exc}")
+        return EXIT_USAGE
     except OSError as exc:
         warn(f"cannot write '{args.pgnout}': {exc.strerror or exc}")
         return EXIT_USAGE
+    say = lambda line: print(line, flush=True)  # noqa: E731
     try:
-        if args.cluster is not None:
-            state = run_cluster_match(config, tasks, pgn_out, not args.no_progress,
-                                      lambda line: print(line, flush=True), args.cluster, args.verbose)
+        state = new_state(config, played_names(played), len(tasks), played) if played else None
+        if state is not None and (len(played) == len(tasks) or state.stop.is_set()):
+            say(f"{PROG}: nothing left to play: {len(played)} of {len(tasks)} games played"
+                + (", the SPRT has decided" if len(played) < len(tasks) else ""))
+        elif args.cluster is not None:
+            state = run_cluster_match(config, tasks, files, not args.no_progress, say, args.cluster, args.verbose,
+                                      played)
         else:
-            state = run_match(config, tasks, pgn_out, not args.no_progress, lambda line: print(line, flush=True))
+            state = run_match(config, tasks, files, not args.no_progress, say, played)
     except EngineStartError as exc:
         warn(str(exc))
         return EXIT_ENGINE
     finally:
-        if pgn_out is not None:
-            pgn_out.close()
-    print_summary(state, lambda line: print(line, flush=True))
+        files.close()
+    print_summary(state, say)
     if args.pgnout:
         print(f"PGN: {args.pgnout}")
     status = EXIT_ENGINE if state.errors else EXIT_OK

@@ -8,18 +8,20 @@ from __future__ import annotations
 
 import json
 import queue
+import re
 import shlex
 import subprocess
 import sys
+import time
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 import chess
 import chess.pgn
 import pytest
 
 from conftest import CLI_TIMEOUT, ROOT, SCRIPTED, data_missing, read_games
-from garfish.arena import match
+from garfish.arena import journal, match
 from garfish.arena.game import PGN_TERMINATION, Adjudication, AdjudicationTracker, GameRecord, TimeControl
 from garfish.arena.openings import GameTask
 from garfish.arena.report import MatchState, check_matplotlib
@@ -532,3 +534,148 @@ def test_garfish_ponders_in_a_match_without_forfeits(tmp_path: Path, openings: P
     sent = [line.split(": << ", 1)[1] for line in proc.stderr.splitlines() if ": << " in line]
     assert any(line.startswith("go ponder wtime") for line in sent)
     assert "ponderhit" in sent and "stop" in sent
+
+
+# --------------------------------------------------------------------------- resuming (arena.journal)
+def resumable_command(book: Path, pgn: Path, report: Path, *alpha: str) -> list[str]:
+    """A 6-game match of two deterministic scripted engines written to `pgn` (the same games every run;
+    `alpha`: more arguments of the first engine)."""
+    return ["--engine", scripted("--play", "random", "--seed", "1", *alpha), "name=alpha",
+            "--engine", scripted("--play", "greedy", "--seed", "2"), "name=beta",
+            "--nodes", "1", "--games", "6", "--openings", str(book), "--seed", "5", "--max-moves", "40",
+            "--pgnout", str(pgn), "--report", str(report), "--no-progress"]
+
+
+@pytest.fixture(scope="module")
+def book(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Three openings."""
+    path = tmp_path_factory.mktemp("book") / "book.epd"
+    path.write_text("\n".join(OPENINGS) + "\n")
+    return path
+
+
+def game_moves(pgn: Path) -> list[tuple[str, str, list[str]]]:
+    """Each game's round, result and moves."""
+    return [(game.headers["Round"], game.headers["Result"], [move.uci() for move in game.mainline_moves()])
+            for game in read_games(pgn)]
+
+
+def comparable(report: Path) -> dict:
+    """A report without what depends on the machine's speed."""
+    data = json.loads(report.read_text())
+    data.pop("clock_left", None)
+    return data
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory: pytest.TempPathFactory, book: Path) -> tuple[Path, Path]:
+    """The PGN and report of the match played through."""
+    folder = tmp_path_factory.mktemp("whole")
+    pgn, report = folder / "games.pgn", folder / "report.json"
+    proc = run_match(*resumable_command(book, pgn, report))
+    assert proc.returncode == 0, proc.stderr
+    return pgn, report
+
+
+def test_a_resumed_match_plays_only_the_games_its_journal_lacks(tmp_path: Path,
+                                                                book: Path, uninterrupted: tuple[Path, Path]) -> None:
+    """Cut after two games (the journal's third line broken off mid-write, the PGN holding more than the
+    journal says), --resume plays games 3-6 only, and the PGN and report are the uninterrupted match's."""
+    whole_pgn, whole_report = uninterrupted
+    pgn, report = tmp_path / "games.pgn", tmp_path / "report.json"
+    lines = journal.journal_path(whole_pgn).read_text().splitlines(keepends=True)
+    assert len(lines) == 7 and lines[0].startswith(journal.HEADER)
+    journal.journal_path(pgn).write_text("".join(lines[:3]) + lines[3][:25])
+    pgn.write_bytes(whole_pgn.read_bytes()[:-100])  # two games and most of the others: cut back to two
+    proc = run_match(*resumable_command(book, pgn, report), "--resume")
+    assert proc.returncode == 0, proc.stderr
+    assert "resumed after 2 games" in proc.stdout
+    assert sorted(re.findall(r"^Game (\d+) ", proc.stdout, re.M), key=int) == ["3", "4", "5", "6"]
+    assert game_moves(pgn) == game_moves(whole_pgn)
+    assert comparable(report) == comparable(whole_report)
+    assert len(journal.journal_path(pgn).read_text().splitlines()) == 7
+
+
+def test_a_match_killed_mid_game_resumes(tmp_path: Path, book: Path, uninterrupted: tuple[Path, Path]) -> None:
+    """kill -9 once the journal holds two games: the same command with --resume ends the match as if
+    nothing had happened."""
+    whole_pgn, whole_report = uninterrupted
+    pgn, report = tmp_path / "games.pgn", tmp_path / "report.json"
+    command = resumable_command(book, pgn, report, "--delay", "0.05")  # the same games, slower
+    process = subprocess.Popen([sys.executable, "-m", "garfish.uci", "match", *command], cwd=str(ROOT),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        path = journal.journal_path(pgn)
+        deadline = time.monotonic() + CLI_TIMEOUT
+        while not (path.exists() and path.read_text().count("\n") >= 3):
+            assert process.poll() is None and time.monotonic() < deadline, "the match ended before two games"
+            time.sleep(0.05)
+        process.kill()
+    finally:
+        process.kill()
+        process.wait()
+    assert not report.exists()
+    proc = run_match(*command, "--resume")
+    assert proc.returncode == 0, proc.stderr
+    resumed = re.search(r"resumed after (\d+) games", proc.stdout)  # none: all six done before the kill
+    played = int(resumed.group(1)) if resumed else 6
+    assert played >= 2 and (resumed or "nothing left to play: 6 of 6" in proc.stdout)
+    assert len(re.findall(r"^Game \d+ ", proc.stdout, re.M)) == 6 - played
+    assert game_moves(pgn) == game_moves(whole_pgn)
+    assert comparable(report) == comparable(whole_report)
+
+
+def test_resuming_with_other_settings_is_refused(tmp_path: Path, book: Path, uninterrupted: tuple[Path, Path]) -> None:
+    """A journal of another match (here another seed) is not continued, and says what differs."""
+    whole_pgn, _ = uninterrupted
+    pgn = tmp_path / "games.pgn"
+    pgn.write_bytes(whole_pgn.read_bytes())
+    journal.journal_path(pgn).write_bytes(journal.journal_path(whole_pgn).read_bytes())
+    command = resumable_command(book, pgn, tmp_path / "report.json")
+    command[command.index("--seed") + 1] = "6"
+    proc = run_match(*command, "--resume")
+    assert proc.returncode == 2
+    assert "cannot resume" in proc.stderr and "seed was 5, now 6" in proc.stderr
+    assert pgn.read_bytes() == whole_pgn.read_bytes()  # left as it was
+
+
+def test_resuming_a_finished_match_plays_nothing(tmp_path: Path, book: Path, uninterrupted: tuple[Path, Path]) -> None:
+    """Every game in the journal: the summary again, no game played."""
+    whole_pgn, whole_report = uninterrupted
+    pgn, report = tmp_path / "games.pgn", tmp_path / "report.json"
+    pgn.write_bytes(whole_pgn.read_bytes())
+    journal.journal_path(pgn).write_bytes(journal.journal_path(whole_pgn).read_bytes())
+    proc = run_match(*resumable_command(book, pgn, report), "--resume")
+    assert proc.returncode == 0, proc.stderr
+    assert "nothing left to play: 6 of 6 games played" in proc.stdout and "Game " not in proc.stdout
+    assert comparable(report) == comparable(whole_report)
+    assert pgn.read_bytes() == whole_pgn.read_bytes()
+
+
+def test_resume_without_a_journal_starts_the_match_and_needs_a_pgn(tmp_path: Path,
+                                                                   book: Path, uninterrupted: tuple[Path, Path]) -> None:
+    """--resume where nothing was played plays the whole match; without --pgnout it is an error."""
+    whole_pgn, whole_report = uninterrupted
+    pgn, report = tmp_path / "games.pgn", tmp_path / "report.json"
+    proc = run_match(*resumable_command(book, pgn, report), "--resume")
+    assert proc.returncode == 0, proc.stderr
+    assert game_moves(pgn) == game_moves(whole_pgn)
+    proc = run_match("--engine", "cmd=x", "--engine", "cmd=y", "--nodes", "1", "--games", "2", "--resume")
+    assert proc.returncode == 2 and "--resume needs --pgnout" in proc.stderr
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda lines: lines[:2] + ["{not json\n"] + lines[3:], "line 3: malformed game line"),
+    (lambda lines: lines[:3] + lines[2:], "again or out of order"),
+    (lambda lines: ["# something else\n"] + lines[1:], "is not a garfish match journal"),
+])
+def test_a_damaged_journal_is_a_clear_error(tmp_path: Path, book: Path, uninterrupted: tuple[Path, Path], damage: Callable,
+                                            message: str) -> None:
+    """A journal changed by hand is refused with the line at fault; only a broken-off last line is dropped."""
+    whole_pgn, _ = uninterrupted
+    pgn = tmp_path / "games.pgn"
+    pgn.write_bytes(whole_pgn.read_bytes())
+    lines = journal.journal_path(whole_pgn).read_text().splitlines(keepends=True)
+    journal.journal_path(pgn).write_text("".join(damage(lines)))
+    proc = run_match(*resumable_command(book, pgn, tmp_path / "report.json"), "--resume")
+    assert proc.returncode == 2 and message in proc.stderr, proc.stderr

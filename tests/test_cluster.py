@@ -255,3 +255,31 @@ def test_a_worker_killed_mid_match_loses_no_game(tmp_path: Path, book: Path,
     assert sum(line.startswith("Game ") for line in out.splitlines()) == games
     check_games_against_report(pgn, report, games)
     assert log.read_text().splitlines().count("ucinewgame") > games, "no game was cut short by the kill"
+
+
+def test_a_local_match_resumes_on_a_cluster(tmp_path: Path, book: Path) -> None:
+    """A match cut after three games (mid-pair) goes on with `--cluster local:2 --resume`: only games
+    4-8 are played (game 4 alone in its pair task), and the PGN and pentanomial are the whole match's."""
+    engines = ["--engine", scripted("--play", "random", "--seed", "1"),
+               "--engine", scripted("--play", "greedy", "--seed", "2", "--name", "beta")]
+    common = ["--nodes", "1", "--games", "8", "--openings", str(book), "--seed", "5", "--max-moves", "40"]
+    whole_pgn, whole_report = tmp_path / "whole.pgn", tmp_path / "whole.json"
+    proc = run_tool("match", *engines, *common, "--pgnout", str(whole_pgn), "--report", str(whole_report))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    pgn, report = tmp_path / "games.pgn", tmp_path / "games.json"
+    lines = (tmp_path / "whole.pgn.match").read_text().splitlines(keepends=True)
+    (tmp_path / "games.pgn.match").write_text("".join(lines[:4]))
+    pgn.write_bytes(whole_pgn.read_bytes())  # longer than the journal says: cut back on resuming
+    proc = run_tool("match", *engines, *common, "--cluster", "local:2", "--pgnout", str(pgn),
+                    "--report", str(report), "--resume")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "resumed after 3 games" in proc.stdout
+    played = sorted(int(line.split()[1]) for line in proc.stdout.splitlines() if line.startswith("Game "))
+    assert played == [4, 5, 6, 7, 8]
+    check_games_against_report(pgn, report, 8)
+
+    def games(path: Path) -> list[list[str]]:
+        return [[move.uci() for move in game.mainline_moves()] for game in read_games(path)]
+
+    assert games(pgn) == games(whole_pgn)
+    assert json.loads(report.read_text())["pentanomial"] == json.loads(whole_report.read_text())["pentanomial"]

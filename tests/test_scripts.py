@@ -170,3 +170,12 @@ def test_clock_left_replays_each_players_clock_from_the_move_times(tmp_path: Pat
     assert "B: clock left at the end median 9.85 s, least 9.85 s, 0.175 s a move on average, over 1 games" in proc.stdout
     assert "(2 games left out" in proc.stdout
     assert run_script("clock_left.py", str(tmp_path / "missing.pgn")).returncode == 1
+
+
+def test_uci_overhead_times_the_client_and_the_pipe_on_the_same_moves() -> None:
+    proc = run_script("uci_overhead.py", "--engine", " ".join(ENGINE_CMD), "--nodes", "50", "--positions", "5",
+                      "--rounds", "1")
+    assert proc.returncode == 0, proc.stderr
+    times = re.findall(r"^(python-chess SimpleEngine|raw pipe): ([\d.]+) ms a move$", proc.stdout, re.M)
+    assert [name for name, _ in times] == ["python-chess SimpleEngine", "raw pipe"], proc.stdout
+    assert all(float(ms) > 0 for _, ms in times)

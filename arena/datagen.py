@@ -40,7 +40,6 @@ import contextlib
 import functools
 import gzip
 import hashlib
-import json
 import multiprocessing
 import os
 import queue
@@ -65,6 +64,7 @@ from garfish.arena.driver import (DEFAULT_COMMAND, EXIT_ENGINE, EXIT_INTERRUPTED
 from garfish.arena.game import DEFAULT_STALL_TIMEOUT
 from garfish.arena.openings import board_from_line, usable
 from garfish.arena.rules import game_outcome
+from garfish.arena.sidecar import choose_seed, header, parse_header, read_header
 from garfish.arena.workers import POLL_SECONDS, StopSignal, run_as_worker, shut_down, start_engine
 
 try:
@@ -85,6 +85,7 @@ STOCKFISH = "stockfish"
 STOCKFISH_FALLBACK = Path("/usr/games/stockfish")  # Debian's package installs it off the usual PATH
 SIDECAR_SUFFIX = ".datagen"
 SIDECAR_MAGIC = "# garfish datagen "
+SIDECAR_KIND = "garfish datagen sidecar"
 # Settings that decide the games: a rerun must keep them. A change of the others is only reported.
 BINDING_SETTINGS = ("seed", "nodes", "random_plies", "max_plies", "adjudicate_score", "adjudicate_ply",
                     "openings_sha256")
@@ -92,7 +93,6 @@ OTHER_SETTINGS = ("engine", "options", "openings")
 MAX_DROPS_IN_A_ROW = 10
 MAX_OPENING_DRAWS = 1000  # draws of unusable book lines before the book is given up
 TASKS_PER_WORKER = 2  # games queued per worker, so that none waits for the parent
-SEED_RANGE = 2**31
 RESULT_TEXT = MappingProxyType({True: "1", False: "0", None: "0.5"})  # by the winner
 
 
@@ -246,30 +246,9 @@ def sidecar_path(out: Path) -> Path:
     return out.with_name(out.name + SIDECAR_SUFFIX)
 
 
-def parse_settings(line: bytes, sidecar: Path) -> dict[str, Any]:
-    """The settings of a sidecar's first line (OutputError when it is not one)."""
-    text = line.decode("utf-8", errors="replace")
-    if not text.startswith(SIDECAR_MAGIC):
-        raise OutputError(f"'{sidecar}' is not a garfish datagen sidecar")
-    try:
-        settings = json.loads(text[len(SIDECAR_MAGIC):])
-    except ValueError:
-        settings = None
-    if not isinstance(settings, dict):
-        raise OutputError(f"'{sidecar}': unreadable settings line")
-    return settings
-
-
 def read_settings(sidecar: Path) -> Optional[dict[str, Any]]:
     """The settings recorded in a sidecar, or None when it has no complete first line (OutputError if unreadable)."""
-    try:
-        with open(sidecar, "rb") as handle:
-            first = handle.readline()
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise OutputError(f"cannot read '{sidecar}': {exc.strerror or exc}") from None
-    return parse_settings(first, sidecar) if first.endswith(b"\n") else None
+    return read_header(sidecar, SIDECAR_MAGIC, SIDECAR_KIND, OutputError)
 
 
 class Output:
@@ -317,9 +296,9 @@ class Output:
         first, newline, rest = content.partition(b"\n")
         if not newline:  # a new sidecar, or one whose settings line was never finished
             self.journal.truncate(0)
-            self._append_journal(SIDECAR_MAGIC + json.dumps(settings, sort_keys=True) + "\n")
+            self._append_journal(header(SIDECAR_MAGIC, settings))
             return False
-        recorded = parse_settings(first, self.sidecar)
+        recorded = parse_header(first, self.sidecar, SIDECAR_MAGIC, SIDECAR_KIND, OutputError)
 
         def changes(keys: tuple[str, ...]) -> str:
             """The settings among keys that differ from those recorded."""
@@ -711,13 +690,7 @@ def main(argv: Optional[list[str]] = None) -> int:
                                  "or give --openings")
             openings = folder / DEFAULT_BOOK
         book = Book(openings, warn)
-        recorded = read_settings(sidecar_path(args.out))
-        if args.seed is not None:
-            seed = args.seed
-        elif recorded is not None and isinstance(recorded.get("seed"), int):
-            seed = recorded["seed"]
-        else:
-            seed = random.SystemRandom().randrange(SEED_RANGE)
+        seed = choose_seed(args.seed, read_settings(sidecar_path(args.out)))
         settings = {"seed": seed, "nodes": args.nodes, "random_plies": args.random_plies,
                     "max_plies": args.max_plies, "adjudicate_score": args.adjudicate_score,
                     "adjudicate_ply": args.adjudicate_ply, "openings": openings.name,

@@ -20,9 +20,11 @@ from pathlib import Path
 from typing import IO, Any, Optional
 
 from garfish.arena.game import GameRecord, PonderStats
+from garfish.arena.sidecar import header, parse_header, read_header
 
 SUFFIX = ".match"
 HEADER = "# garfish match "
+KIND = "garfish match journal"
 SHA_DIGITS = 16
 
 
@@ -42,23 +44,9 @@ def file_digest(path: Optional[Path]) -> Optional[str]:
 
 
 def read_settings(path: Path) -> Optional[dict[str, Any]]:
-    """The settings on a journal's first line; None when there is no journal (ValueError when unreadable)."""
-    try:
-        with path.open(encoding="utf-8") as handle:
-            first = handle.readline()
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise ValueError(f"cannot read the match journal '{path}': {exc.strerror or exc}") from None
-    if not first.startswith(HEADER):
-        raise ValueError(f"'{path}' is not a garfish match journal (its first line should start with '{HEADER}')")
-    try:
-        settings = json.loads(first[len(HEADER):])
-    except json.JSONDecodeError:
-        settings = None
-    if not isinstance(settings, dict):
-        raise ValueError(f"'{path}': the settings on its first line are not readable")
-    return settings
+    """The settings on a journal's first line; None when there is no journal or no complete first line
+    (ValueError when it cannot be read or is not a journal)."""
+    return read_header(path, HEADER, KIND)
 
 
 def record_line(record: GameRecord, pgn_end: int) -> str:
@@ -85,19 +73,24 @@ def parse_record(line: str) -> tuple[GameRecord, int]:
     return record, pgn_end
 
 
-def load(path: Path, settings: dict[str, Any]) -> tuple[list[GameRecord], int, int]:
+def load(path: Path, settings: dict[str, Any]) -> Optional[tuple[list[GameRecord], int, int]]:
     """The games a journal records, the PGN size after the last of them and the journal's own size
-    up to there. ValueError when its settings differ from these (naming the first that does) or a
-    line other than the last is malformed; an unfinished last line is a write the interruption
-    broke off, and is dropped."""
-    stored = read_settings(path)
-    if stored is None:
-        raise ValueError(f"no match journal '{path}'")
+    up to there; None when there is no journal or no complete first line (nothing was recorded).
+    ValueError when its settings differ from these (naming the first that does) or a line other than
+    the last is malformed; an unfinished last line is a write the interruption broke off, and is dropped."""
+    try:
+        lines = path.read_bytes().splitlines(keepends=True)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise ValueError(f"cannot read '{path}': {exc.strerror or exc}") from None
+    if not lines or not lines[0].endswith(b"\n"):
+        return None
+    stored = parse_header(lines[0], path, HEADER, KIND)
     for key in sorted(set(stored) | set(settings)):
         if stored.get(key) != settings.get(key):
             raise ValueError(f"'{path}' is a match played with other settings: {key} was "
                              f"{json.dumps(stored.get(key))}, now {json.dumps(settings.get(key))}")
-    lines = path.read_bytes().splitlines(keepends=True)
     journal_end = len(lines[0])
     records: list[GameRecord] = []
     seen: set[int] = set()
@@ -154,8 +147,9 @@ def open_files(pgn: Optional[Path], settings: dict[str, Any], resume: bool
     if pgn is None:
         return GameFiles(None, None), []
     journal = journal_path(pgn)
-    if resume and journal.exists():
-        records, pgn_end, journal_end = load(journal, settings)
+    loaded = load(journal, settings) if resume else None
+    if loaded is not None:
+        records, pgn_end, journal_end = loaded
         size = pgn.stat().st_size if pgn.exists() else 0
         if size < pgn_end:
             raise ValueError(f"'{pgn}' is shorter than its journal '{journal}' says ({size} bytes, "
@@ -166,6 +160,6 @@ def open_files(pgn: Optional[Path], settings: dict[str, Any], resume: bool
         return GameFiles(pgn.open("a", encoding="utf-8"), journal.open("a", encoding="utf-8"), pgn_end), records
     pgn_handle = pgn.open("w", encoding="utf-8")
     journal_handle = journal.open("w", encoding="utf-8")
-    journal_handle.write(HEADER + json.dumps(settings, sort_keys=True) + "\n")
+    journal_handle.write(header(HEADER, settings))
     journal_handle.flush()
     return GameFiles(pgn_handle, journal_handle), []

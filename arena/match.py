@@ -56,7 +56,6 @@ import argparse
 import json
 import logging
 import queue
-import random
 import re
 import sys
 import threading
@@ -75,6 +74,7 @@ from garfish.arena.game import DEFAULT_STALL_TIMEOUT, Adjudication, GameRecord, 
 from garfish.arena.openings import GameTask, load_openings, make_tasks
 from garfish.arena.report import (MatchState, SprtConfig, check_matplotlib, game_line, plot_history, print_summary,
                                   summary_dict)
+from garfish.arena.sidecar import choose_seed
 
 if TYPE_CHECKING:
     from tqdm import tqdm
@@ -87,7 +87,6 @@ ENGINE_COUNT = 2
 ABORT_JOIN_SECONDS = 10.0  # how long an interrupted match waits for its slot threads
 TC_PATTERN = re.compile(r"^\s*(\d+(?:\.\d*)?)\s*(?:\+\s*(\d+(?:\.\d*)?))?\s*$")
 SPRT_KEYS = MappingProxyType({"elo0": 0.0, "elo1": 10.0, "alpha": 0.05, "beta": 0.05})
-SEED_RANGE = 2**31  # a seed is drawn from this range (and printed) when --seed is not given
 ENGINE_KEYS = "keys: cmd, name, ponder, option.NAME"
 
 
@@ -311,13 +310,18 @@ def journal_settings(config: MatchConfig, openings: Optional[Path], chess960: bo
             "event": config.event}
 
 
+def unplayed(tasks: list[GameTask], played: list[GameRecord]) -> list[GameTask]:
+    """The tasks whose games are not among those played."""
+    done = {record.number for record in played}
+    return [task for task in tasks if task.number not in done]
+
+
 def run_match(config: MatchConfig, tasks: list[GameTask], files: journal.GameFiles, progress: bool,
               out: Callable[[str], None], played: Optional[list[GameRecord]] = None) -> MatchState:
     """Play all games but those already played (or until the SPRT decides); returns the final state (raises
     EngineStartError at start)."""
     played = played or []
-    done = {record.number for record in played}
-    remaining = [task for task in tasks if task.number not in done]
+    remaining = unplayed(tasks, played)
     slots = max(1, min(config.concurrency, len(remaining)))
     pairs = start_engines(config.engines, slots)
     try:
@@ -371,8 +375,7 @@ def run_cluster_match(config: MatchConfig, tasks: list[GameTask], files: journal
     from garfish.arena import cluster
 
     played = played or []
-    done = {record.number for record in played}
-    remaining = [task for task in tasks if task.number not in done]
+    remaining = unplayed(tasks, played)
     specs = [cluster.for_workers(spec) for spec in config.engines]
     with cluster.connect(address, verbose) as client:
         facts = cluster.probe(client, specs)
@@ -534,11 +537,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             if args.pgnout is None:
                 raise ValueError("--resume needs --pgnout: the PGN of the match to continue")
             stored = journal.read_settings(journal.journal_path(args.pgnout))
-        if config.seed is None:
-            if stored is not None and isinstance(stored.get("seed"), int):
-                config.seed = stored["seed"]
-            else:
-                config.seed = random.SystemRandom().randrange(SEED_RANGE)
+        config.seed = choose_seed(config.seed, stored)
         pairs_needed = (config.games + 1) // 2
         if args.openings is not None:
             openings = load_openings(args.openings, pairs_needed, config.seed, args.chess960, warn)

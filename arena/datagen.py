@@ -58,11 +58,12 @@ import chess
 import chess.engine
 
 from garfish.arena.data import data_dir
-from garfish.arena.driver import (DEFAULT_COMMAND, EXIT_ENGINE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, EngineProcess,
+from garfish.arena.driver import (DEFAULT_COMMAND, EXIT_ENGINE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE,
                                   EngineSpec, EngineStartError, MoveError, parse_option_pairs, quiet_python_chess,
                                   split_command)
 from garfish.arena.game import DEFAULT_STALL_TIMEOUT
 from garfish.arena.openings import board_from_line, usable
+from garfish.arena.pipe import PipeEngine
 from garfish.arena.rules import game_outcome
 from garfish.arena.sidecar import choose_seed, header, parse_header, read_header
 from garfish.arena.workers import POLL_SECONDS, StopSignal, run_as_worker, shut_down, start_engine
@@ -145,7 +146,7 @@ def white_score(score: Optional[chess.engine.PovScore]) -> Optional[int]:
     return max(-SCORE_CLIP, min(SCORE_CLIP, value))
 
 
-def play_game(engine: EngineProcess, start: GameStart, rules: Rules, alive: Callable[[], bool]) -> FinishedGame:
+def play_game(engine: PipeEngine, start: GameStart, rules: Rules, alive: Callable[[], bool]) -> FinishedGame:
     """Play one game of the engine against itself and label its positions.
 
     Raises MoveError (the engine failed; it may need a restart), NoScoreError, or ParentGone when
@@ -381,6 +382,7 @@ class WorkerConfig:
     spec: EngineSpec
     rules: Rules
     parent: int
+    verbose: bool = False
 
 
 def worker(config: WorkerConfig, tasks: Any, results: Any) -> None:
@@ -390,13 +392,13 @@ def worker(config: WorkerConfig, tasks: Any, results: Any) -> None:
 
 def serve(config: WorkerConfig, tasks: Any, results: Any, stop: StopSignal) -> None:
     """Own one engine and play the games from `tasks` until a None arrives; report each on `results`."""
-    quiet_python_chess(False)
+    quiet_python_chess(config.verbose)
 
     def alive() -> bool:
         """Whether the parent still runs (a worker whose parent was killed is reparented)."""
         return os.getppid() == config.parent
 
-    engine = start_engine(config.spec, results, stop)
+    engine = start_engine(config.spec, results, stop, PipeEngine)
     if engine is None:
         return
     try:
@@ -443,6 +445,7 @@ class RunConfig:
     games: int
     jobs: int
     progress: bool
+    verbose: bool = False  # the workers log the engines' traffic (-v)
 
 
 @dataclass
@@ -551,7 +554,7 @@ class Run:
         config, output, state = self.config, self.output, self.state
         context = multiprocessing.get_context("spawn")
         tasks, results = context.Queue(), context.Queue()
-        worker_config = WorkerConfig(config.spec, config.rules, os.getpid())
+        worker_config = WorkerConfig(config.spec, config.rules, os.getpid(), config.verbose)
         processes = [context.Process(target=worker, args=(worker_config, tasks, results), daemon=True)
                      for _ in range(config.jobs)]
         stop = [False]
@@ -644,7 +647,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-progress", action="store_true",
                         help="a line a game instead of the progress bar (it is off when stderr is no TTY)")
     parser.add_argument("--show-stderr", action="store_true", help="let the engine's stderr through")
-    parser.add_argument("-v", "--verbose", action="store_true", help="log python-chess's engine traffic problems")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log every line sent to and read from the engines (to stderr)")
     return parser
 
 
@@ -703,7 +706,7 @@ def main(argv: Optional[list[str]] = None) -> int:
                   adjudicate_ply=args.adjudicate_ply, timeout=args.timeout)
     config = RunConfig(spec=spec, rules=rules, book=book, seed=seed, random_plies=args.random_plies,
                        games=args.games, jobs=min(args.jobs, max(1, args.games - len(output.done))),
-                       progress=not args.no_progress)
+                       progress=not args.no_progress, verbose=args.verbose)
     try:
         return report(config, output, why, args.out)
     finally:

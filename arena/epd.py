@@ -250,7 +250,7 @@ def worker(config: EpdConfig, tasks: Any, results: Any) -> None:
 def serve(config: EpdConfig, tasks: Any, results: Any, stop: StopSignal) -> None:
     """Own one engine and solve positions from `tasks` until a None arrives; report on `results`."""
     quiet_python_chess(False)
-    engine = start_engine(config.spec, results, stop)
+    engine = start_engine(config.spec, results, stop, EngineProcess)
     if engine is None:
         return
     try:

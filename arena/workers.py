@@ -12,13 +12,15 @@ import logging
 import queue
 import signal
 import time
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional, TypeVar
 
 from garfish.arena.driver import EngineProcess, EngineSpec, EngineStartError
+from garfish.arena.pipe import PipeEngine
 
 LOG = logging.getLogger(__name__)
 POLL_SECONDS = 0.5  # how often the parent checks that worker processes are alive
 WORKER_JOIN_SECONDS = 10.0
+Engine = TypeVar("Engine", EngineProcess, PipeEngine)
 
 
 class StopSignal:
@@ -67,12 +69,13 @@ def run_as_worker(body: Callable[[StopSignal], None]) -> None:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a SIGTERM while exiting just ends the process
 
 
-def start_engine(spec: EngineSpec, results: Any, stop: StopSignal) -> Optional[EngineProcess]:
-    """Start a worker's engine (a stop held back until it is up) and tell the parent on `results`:
-    ("ready", its name), or ("fatal", why it did not start) and None."""
+def start_engine(spec: EngineSpec, results: Any, stop: StopSignal,
+                 client: Callable[[EngineSpec], Engine]) -> Optional[Engine]:
+    """Start a worker's engine with `client` (EngineProcess or PipeEngine; a stop held back until it is
+    up) and tell the parent on `results`: ("ready", its name), or ("fatal", why it did not start) and None."""
     try:
         with stop.held():
-            engine = EngineProcess(spec)
+            engine = client(spec)
     except EngineStartError as exc:
         results.put(("fatal", str(exc)))
         return None

@@ -243,6 +243,19 @@ def test_garfish_run_writes_valid_labelled_games(tmp_path: Path) -> None:
         assert len({fields[1] for fields in game}) > 1  # real scores, not a constant
 
 
+def test_verbose_logs_the_engines_traffic(tmp_path: Path) -> None:
+    """-v: the workers log every line to and from the engine on stderr; the data are the same."""
+    book = write_book(tmp_path / "book.epd", OPENINGS[:1])
+    common = ["--engine", scripted("--play", "random"), "--openings", str(book), "--random-plies", "0",
+              "--max-plies", "6", "--games", "1", "--seed", "3"]
+    quiet, verbose = tmp_path / "quiet.txt", tmp_path / "verbose.txt"
+    proc = run_datagen(str(verbose), *common, "-v")
+    assert proc.returncode == 0, proc.stderr
+    assert "<< go nodes 5000" in proc.stderr and ">> bestmove " in proc.stderr and ">> uciok" in proc.stderr
+    assert run_datagen(str(quiet), *common).stderr == ""
+    assert read_lines(quiet) == read_lines(verbose)
+
+
 def test_scores_and_results_are_from_whites_side(tmp_path: Path) -> None:
     """A game White mates in is a 1, one Black mates in a 0; SCORE (the engine's +7) is negated for Black."""
     book = write_book(tmp_path / "mates.epd", [WHITE_MATES, BLACK_MATES])

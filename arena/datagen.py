@@ -647,7 +647,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-progress", action="store_true",
                         help="a line a game instead of the progress bar (it is off when stderr is no TTY)")
     parser.add_argument("--show-stderr", action="store_true", help="let the engine's stderr through")
-    parser.add_argument("-v", "--verbose", action="store_true", help="log every line sent to and read from the engines (to stderr)")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="log every line sent to and read from the engines (to stderr)")
     return parser
 
 

@@ -26,12 +26,11 @@ from typing import Optional
 import chess
 import chess.engine
 
-from garfish.arena.driver import QUIT_TIMEOUT, EngineSpec, EngineStartError, MoveError, MoveResult
+from garfish.arena.driver import (QUIT_TIMEOUT, EngineSpec, EngineStartError, MoveError, MoveResult, coerce_options,
+                                  describe_exception)
 
 LOG = logging.getLogger(__name__)
 READ_CHUNK = 65536
-# Options the client sets itself (python-chess refuses them in configure for the same reason).
-MANAGED_OPTIONS = frozenset(("uci_chess960", "uci_variant", "multipv", "ponder", "uci_analysemode"))
 
 
 class EngineGone(Exception):
@@ -113,7 +112,7 @@ class PipeEngine:
                 self.spec.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=None if self.spec.show_stderr else subprocess.DEVNULL, process_group=0)
         except OSError as exc:
-            raise EngineStartError(f"cannot start engine '{command}': {type(exc).__name__}: {exc}") from None
+            raise EngineStartError(f"cannot start engine '{command}': {describe_exception(exc)}") from None
         try:
             self._send("uci\n")
             lines = self._wait_for("uciok", self.spec.start_timeout)
@@ -125,8 +124,7 @@ class PipeEngine:
             self._wait_for("readyok", self.spec.start_timeout)
         except (ValueError, TimeoutError, EngineGone) as exc:
             self.close()
-            text = f"{type(exc).__name__}: {exc}" if not isinstance(exc, ValueError) else str(exc)
-            raise EngineStartError(f"engine '{command}' failed to get ready: {text}") from None
+            raise EngineStartError(f"engine '{command}' failed to get ready: {describe_exception(exc)}") from None
 
     def alive(self) -> bool:
         """True while the engine process runs."""
@@ -218,40 +216,28 @@ class PipeEngine:
 
 
 # --------------------------------------------------------------------------- the commands
-def declared_options(lines: list[str]) -> dict[str, tuple[str, str]]:
-    """The engine's `option name N type T ...` lines: lower-case name -> (name, type)."""
-    options: dict[str, tuple[str, str]] = {}
+def declared_options(lines: list[str]) -> chess.engine.UciOptionMap[chess.engine.Option]:
+    """The engine's `option name N type T ...` lines, by name (any case), as python-chess keeps them."""
+    options: chess.engine.UciOptionMap[chess.engine.Option] = chess.engine.UciOptionMap()
     for line in lines:
-        if not line.startswith("option name "):
-            continue
-        name, _, rest = line[len("option name "):].partition(" type ")
-        options[name.strip().lower()] = (name.strip(), rest.split(" ", 1)[0])
+        if line.startswith("option name "):
+            name, _, rest = line[len("option name "):].partition(" type ")
+            options[name.strip()] = chess.engine.Option(name.strip(), rest.split(" ", 1)[0], None, None, None, [])
     return options
 
 
-def setoption_lines(declared: dict[str, tuple[str, str]], options: dict[str, str]) -> list[str]:
+def setoption_lines(declared: chess.engine.UciOptionMap[chess.engine.Option], options: dict[str, str]) -> list[str]:
     """`setoption` lines for the options asked for (raises ValueError for an undeclared, a managed or
-    a mistyped one)."""
+    a mistyped one; arena.driver.coerce_options checks them as for python-chess's client)."""
     lines: list[str] = []
-    for name, text in options.items():
-        found = declared.get(name.lower())
-        if found is None:
-            known = ", ".join(sorted(real for real, _ in declared.values())) or "none"
-            raise ValueError(f"the engine has no option '{name}' (it declares: {known})")
-        real, kind = found
-        if real.lower() in MANAGED_OPTIONS:
-            raise ValueError(f"option '{real}' is set by garfish datagen itself")
-        if kind == "button":
-            lines.append(f"setoption name {real}\n")
-            continue
-        if kind == "spin":
-            try:
-                int(text)
-            except ValueError:
-                raise ValueError(f"option '{real}' takes an integer, not '{text}'") from None
-        elif kind == "check" and text.lower() not in ("true", "false"):
-            raise ValueError(f"option '{real}' takes true or false, not '{text}'")
-        lines.append(f"setoption name {real} value {text.lower() if kind == 'check' else text}\n")
+    for name, value in coerce_options(declared, options).items():
+        if declared[name].is_managed() or name.lower() == "uci_analysemode":
+            raise ValueError(f"option '{name}' is set by garfish datagen itself")
+        if value is None:  # a button
+            lines.append(f"setoption name {name}\n")
+        else:
+            text = ("true" if value else "false") if isinstance(value, bool) else value
+            lines.append(f"setoption name {name} value {text}\n")
     return lines
 
 

@@ -13,7 +13,8 @@ import pytest
 
 from conftest import SCRIPTED
 from garfish.arena.driver import EngineSpec, EngineStartError, MoveError
-from garfish.arena.pipe import PipeEngine, go_command, parse_score, position_command, setoption_lines
+from garfish.arena.pipe import (PipeEngine, declared_options, go_command, parse_score, position_command,
+                                setoption_lines)
 
 NODES = chess.engine.Limit(nodes=10)
 STALL_DEADLINE = 0.5  # the stalling engine never answers: any deadline ends in a timeout
@@ -74,8 +75,9 @@ def test_go_and_scores() -> None:
 
 def test_options_are_checked_against_the_declared_ones() -> None:
     """Names case-insensitively, spins as integers, checks as true/false; unknown and managed ones refused."""
-    declared = {"hash": ("Hash", "spin"), "ponder": ("Ponder", "check"), "clear hash": ("Clear Hash", "button"),
-                "use nnue": ("Use NNUE", "check")}
+    declared = declared_options(["option name Hash type spin default 16 min 1 max 33554432",
+                                 "option name Ponder type check default false", "option name Clear Hash type button",
+                                 "option name Use NNUE type check default true"])
     assert setoption_lines(declared, {"hash": "16", "Use NNUE": "False", "Clear Hash": ""}) == [
         "setoption name Hash value 16\n", "setoption name Use NNUE value false\n", "setoption name Clear Hash\n"]
     with pytest.raises(ValueError, match="no option 'Hashes'"):

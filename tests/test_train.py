@@ -400,6 +400,7 @@ def test_merged_networks_evaluate_as_the_mean_of_their_members(torch: Any, data_
     assert (merged.w2[:, 16:24] == members[2].w2[:, :8]).all() and (merged.w2[:, 40:] == members[2].w2[:, 8:]).all()
     assert merged.b2[0] == sum(m.b2[0] for m in members)
     assert merged.description.count("member: garfish train") == 3
+    assert "merged 3 members" in merged.description and "epochs" not in merged.description.splitlines()[4]
     assert merged_path.with_suffix(".png").read_bytes().startswith(b"\x89PNG")
 
     positions = parse_lines(lines)

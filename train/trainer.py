@@ -243,6 +243,19 @@ def summary(arch: Architecture) -> str:
     return f"H {arch.hidden}, {ACTIVATIONS[arch.activation]}, {arch.buckets} output bucket{plural}{base}{inputs}"
 
 
+def settings(config: TrainConfig, arch: Architecture) -> str:
+    """The description's line of settings. A merge trains nothing: its members' commands give
+    their seeds, epochs and optimizer, so it names only what it measures with (lambda, K, scale)."""
+    measured = f"lambda {config.lam:g}, K {config.k:g}, evaluation scale {config.eval_k:g}"
+    if config.merge:
+        return f"merged {len(config.merge)} members (each one's settings in its command); {measured}"
+    return (f"seed {config.seed}, {measured}, epochs {config.epochs}, batch {config.batch_size}, {config.optimizer} "
+            f"lr {config.lr:g} to {config.lr_final:g} (cosine), weight decay "
+            f"{config.weight_decay if config.optimizer == 'adamw' else 0:g}"
+            + (f" (king buckets' rows {config.bucket_decay:g})" if bucket_decay_applies(config, arch) else "")
+            + f", threads {config.threads}")
+
+
 def describe(config: TrainConfig, sources: list[DataFile], arch: Architecture, sizes: tuple[int, int],
              losses: tuple[float, float, float], commands: list[str]) -> str:
     """The network's description: data, filters, command, seed, settings and losses."""
@@ -255,11 +268,7 @@ def describe(config: TrainConfig, sources: list[DataFile], arch: Architecture, s
         f"{sizes[0]:,} training and {sizes[1]:,} validation positions",
         "command: " + commands[0] + "".join(f"; {'member' if config.merge else 'resumed by'}: {command}"
                                             for command in commands[1:]),
-        f"seed {config.seed}, lambda {config.lam:g}, K {config.k:g}, evaluation scale {config.eval_k:g}, epochs {config.epochs}, "
-        f"batch {config.batch_size}, {config.optimizer} lr {config.lr:g} to {config.lr_final:g} (cosine), weight decay "
-        f"{config.weight_decay if config.optimizer == 'adamw' else 0:g}"
-        + (f" (king buckets' rows {config.bucket_decay:g})" if bucket_decay_applies(config, arch) else "")
-        + f", threads {config.threads}",
+        settings(config, arch),
         f"final loss: training {train_loss:.6f}, validation {val_loss:.6f} (quantized network {quantized_loss:.6f})",
     ]
     return "\n".join(lines)

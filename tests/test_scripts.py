@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 import subprocess
@@ -179,3 +180,39 @@ def test_uci_overhead_times_the_client_and_the_pipe_on_the_same_moves() -> None:
     times = re.findall(r"^(python-chess SimpleEngine|raw pipe): ([\d.]+) ms a move$", proc.stdout, re.M)
     assert [name for name, _ in times] == ["python-chess SimpleEngine", "raw pipe"], proc.stdout
     assert all(float(ms) > 0 for _, ms in times)
+
+
+def load_script(name: str, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201 (a module)
+    """scripts/NAME imported as a module."""
+    spec = importlib.util.spec_from_file_location(name.removesuffix(".py"), SCRIPTS / name)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_sprt_queue_truncates_each_match_by_its_rule_and_skips_it_when_run_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    queue = load_script("sprt_queue.py", monkeypatch)
+    assert not queue.truncated(399, -3.0, 400, 800) and queue.truncated(400, 0.0, 400, 800)
+    assert not queue.truncated(799, 0.01, 400, 800) and queue.truncated(800, 2.9, 400, 800)
+    book = tmp_path / "book.epd"
+    book.write_text("rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2\n")
+    for name in ("base", "cand-a"):  # checkouts as the queue sees them: a folder with a `garfish` launcher
+        (tmp_path / name).mkdir()
+        launcher = tmp_path / name / "garfish"
+        launcher.write_text(f"#!/bin/sh\nexec {' '.join(ENGINE_CMD)} \"$@\"\n")
+        launcher.chmod(0o755)
+    monkeypatch.setattr(queue, "POLL_SECONDS", 0.5)
+    args = ["--base", str(tmp_path / "base"), "--out", str(tmp_path / "out"), "--tc", "1+0.02",
+            "--openings", str(book), "--low", "2", "--cap", "2", str(tmp_path / "cand-a")]
+    assert queue.main(args) == 0
+    log = tmp_path / "out" / "sprt-cand-a.log"
+    text = log.read_text()
+    games, _ = queue.last_progress(log)
+    assert games >= 2 and text.count("stopped by the truncation rule") == 1, text
+    assert (tmp_path / "out" / "sprt-cand-a.pgn").read_text().count("[Result ") >= games
+    report = json.loads((tmp_path / "out" / "sprt-cand-a.json").read_text())
+    assert report["engines"] == ["cand-a", "base"] and report["sprt"]["elo1"] == 10
+    assert queue.main(args) == 0 and log.read_text() == text  # a finished match is skipped

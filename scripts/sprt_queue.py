@@ -1,0 +1,133 @@
+"""SPRTs of search candidates, one after another, each against the same base engine, with a truncation.
+
+    python scripts/sprt_queue.py --base BASE_DIR --out OUT_DIR CANDIDATE_DIR [CANDIDATE_DIR ...]
+        [--tc 10+0.1] [--elo0 0] [--elo1 10] [--seed 3301] [--openings PATH] [--low 400] [--cap 800]
+
+Each CANDIDATE_DIR and BASE_DIR is a checkout (a git worktree of a candidate's branch) with its own
+`garfish` launcher. For each candidate in turn the script plays `garfish match` (two games at a time,
+`--games 4000`, `--resume`) between CANDIDATE_DIR/garfish, named after the folder, and
+BASE_DIR/garfish, named `base`, writing OUT_DIR/sprt-NAME.pgn (with its journal), .json and .log.
+A match stops when its SPRT decides, or by the truncation rule: undecided after --low games with
+its LLR at or below zero, or after --cap games whatever its LLR; a truncated candidate is not
+accepted. A truncation can only make an acceptance rarer, never easier. Run the same command
+again and every unfinished match goes on from its journal; a finished one is skipped (its log
+says why it stopped). Issue 33's queue:
+
+    python scripts/sprt_queue.py --base /work/sprt-base --out /work/runs /work/cand-improving ...
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import signal
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+GAMES = 4000  # the SPRT's ceiling; the truncation rule stops well before it
+PROGRESS = re.compile(r"(\d+)/\d+ done;.*LLR ([-+]?\d+\.\d+)")
+FINISHED = ("stopped by the truncation rule", ": H0 accepted", ": H1 accepted")
+POLL_SECONDS = 10
+INTERRUPT_GRACE_SECONDS = 60
+
+
+def last_progress(log: Path) -> tuple[int, float]:
+    """Games played and the LLR after the last game the log reports ((0, 0.0) when none)."""
+    games, llr = 0, 0.0
+    if log.exists():
+        for match in PROGRESS.finditer(log.read_text(encoding="utf-8", errors="replace")):
+            games, llr = int(match.group(1)), float(match.group(2))
+    return games, llr
+
+
+def truncated(games: int, llr: float, low: int, cap: int) -> bool:
+    """Whether the truncation rule stops a match after this many games at this LLR."""
+    return games >= cap or (games >= low and llr <= 0)
+
+
+def note(log: Path, text: str) -> None:
+    """Append a dated line to a match's log."""
+    with log.open("a", encoding="utf-8") as handle:
+        handle.write(f"{datetime.now(timezone.utc):%Y-%m-%dT%H:%M:%SZ} {text}\n")
+
+
+def match_command(args: argparse.Namespace, candidate: Path, stem: Path) -> list[str]:
+    """The `garfish match` command of one candidate against the base."""
+    return [str(ROOT / "garfish"), "match",
+            "--engine", f"cmd={candidate / 'garfish'}", f"name={candidate.name}",
+            "--engine", f"cmd={args.base / 'garfish'}", "name=base",
+            "--tc", args.tc, "--games", str(GAMES), "--concurrency", "2", "--openings", str(args.openings),
+            "--sprt", f"elo0={args.elo0:g}", f"elo1={args.elo1:g}", "--seed", str(args.seed),
+            "--pgnout", f"{stem}.pgn", "--report", f"{stem}.json", "--no-progress", "--resume"]
+
+
+def run_one(args: argparse.Namespace, candidate: Path) -> None:
+    """Play (or go on with) one candidate's match until its SPRT decides or the rule truncates it."""
+    stem = args.out / f"sprt-{candidate.name}"
+    log = stem.with_suffix(".log")
+    text = log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
+    if any(marker in text for marker in FINISHED):
+        return
+    games, llr = last_progress(log)
+    if truncated(games, llr, args.low, args.cap):
+        note(log, f"stopped by the truncation rule after {games} games (LLR {llr:+.2f}): not accepted")
+        return
+    head = subprocess.run(["git", "-C", str(candidate), "log", "--oneline", "-1"], capture_output=True, text=True)
+    note(log, f"{candidate.name} {head.stdout.strip()}")
+    with log.open("a", encoding="utf-8") as handle:
+        process = subprocess.Popen(match_command(args, candidate, stem), stdout=handle, stderr=subprocess.STDOUT,
+                                   cwd=ROOT)
+    try:
+        while process.poll() is None:
+            time.sleep(POLL_SECONDS)
+            games, llr = last_progress(log)
+            if truncated(games, llr, args.low, args.cap):
+                interrupt(process)
+                note(log, f"stopped by the truncation rule after {games} games (LLR {llr:+.2f}): not accepted")
+                return
+    except KeyboardInterrupt:  # the queue stopped (Ctrl-C, SIGTERM): the match too, resumable
+        interrupt(process)
+        raise
+
+
+def interrupt(process: subprocess.Popen[bytes]) -> None:
+    """Stop a match as Ctrl-C does (it writes its report and keeps its journal), killing it if it hangs."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGINT)
+    try:
+        process.wait(INTERRUPT_GRACE_SECONDS)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("candidates", nargs="+", type=Path, help="checkouts of the candidates, in order")
+    parser.add_argument("--base", type=Path, required=True, help="checkout of the base engine")
+    parser.add_argument("--out", type=Path, required=True, help="folder of the PGNs, reports and logs")
+    parser.add_argument("--tc", default="10+0.1")
+    parser.add_argument("--elo0", type=float, default=0.0)
+    parser.add_argument("--elo1", type=float, default=10.0)
+    parser.add_argument("--seed", type=int, default=3301)
+    parser.add_argument("--openings", type=Path, default=ROOT.parent / "shared/data/books/noob_3moves.epd")
+    parser.add_argument("--low", type=int, default=400, help="stop here when the LLR is at or below zero")
+    parser.add_argument("--cap", type=int, default=800, help="stop here whatever the LLR")
+    args = parser.parse_args(argv)
+    args.base, args.out = args.base.resolve(), args.out.resolve()
+    args.out.mkdir(parents=True, exist_ok=True)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # `kill` stops the queue as Ctrl-C does
+    try:
+        for candidate in args.candidates:
+            run_one(args, candidate.resolve())
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

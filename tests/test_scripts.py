@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,16 @@ def run_script(name: str, *args: str, timeout: float = 300) -> subprocess.Comple
     """Run scripts/NAME with this interpreter and capture its output."""
     return subprocess.run([sys.executable, str(SCRIPTS / name), *args], cwd=ROOT, capture_output=True, text=True,
                           timeout=timeout)
+
+
+def load_script(name: str, monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
+    """scripts/NAME imported as a module."""
+    spec = importlib.util.spec_from_file_location(name.removesuffix(".py"), SCRIPTS / name)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, module)  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
 
 
 def test_startup_times_uciok_before_readyok() -> None:
@@ -45,11 +56,7 @@ def test_engine_nps_reports_both_engines_and_their_ratio(tmp_path: Path) -> None
 
 
 def test_ab_builds_the_working_tree_as_an_installed_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    spec = importlib.util.spec_from_file_location("ab", SCRIPTS / "ab.py")
-    assert spec is not None and spec.loader is not None
-    ab = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "ab", ab)  # its dataclasses look their module up there
-    spec.loader.exec_module(ab)
+    ab = load_script("ab.py", monkeypatch)
     side = ab.build("A", ".", tmp_path)
     assert side.module == "garfish.uci"
     assert (side.site / "garfish" / "engine" / "search.py").read_text() == (ROOT / "engine" / "search.py").read_text()
@@ -180,16 +187,6 @@ def test_uci_overhead_times_the_client_and_the_pipe_on_the_same_moves() -> None:
     times = re.findall(r"^(python-chess SimpleEngine|raw pipe): ([\d.]+) ms a move$", proc.stdout, re.M)
     assert [name for name, _ in times] == ["python-chess SimpleEngine", "raw pipe"], proc.stdout
     assert all(float(ms) > 0 for _, ms in times)
-
-
-def load_script(name: str, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201 (a module)
-    """scripts/NAME imported as a module."""
-    spec = importlib.util.spec_from_file_location(name.removesuffix(".py"), SCRIPTS / name)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, spec.name, module)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_sprt_queue_truncates_each_match_by_its_rule_and_skips_it_when_run_again(

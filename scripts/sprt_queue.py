@@ -11,9 +11,11 @@ A match stops when its SPRT decides, or by the truncation rule: undecided after 
 its LLR at or below zero, or after --cap games whatever its LLR; a truncated candidate is not
 accepted. A truncation can only make an acceptance rarer, never easier. Run the same command
 again and every unfinished match goes on from its journal; a finished one is skipped (its log
-says why it stopped). Issue 33's queue:
+says why it stopped). Issue 33's queue, each candidate a worktree beside the checkout
+(`git worktree add ../cand-improving cand-improving`, then `./garfish --version` there to set it up):
 
-    python scripts/sprt_queue.py --base /work/sprt-base --out /work/runs /work/cand-improving ...
+    .venv/bin/python scripts/sprt_queue.py --base ../sprt-base --out ../runs ../cand-corrhist ../cand-improving \
+        ../cand-singular ../cand-conthist ../cand-lmr-history ../cand-qstt ../cand-probcut
 """
 
 from __future__ import annotations

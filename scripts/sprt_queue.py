@@ -51,6 +51,11 @@ def truncated(games: int, llr: float, low: int, cap: int) -> bool:
     return games >= cap or (games >= low and llr <= 0)
 
 
+def note_truncation(log: Path, games: int, llr: float) -> None:
+    """Record in a match's log that the truncation rule stopped it (the mark a later run skips it by)."""
+    note(log, f"{FINISHED[0]} after {games} games (LLR {llr:+.2f}): not accepted")
+
+
 def note(log: Path, text: str) -> None:
     """Append a dated line to a match's log."""
     with log.open("a", encoding="utf-8") as handle:
@@ -76,7 +81,7 @@ def run_one(args: argparse.Namespace, candidate: Path) -> None:
         return
     games, llr = last_progress(log)
     if truncated(games, llr, args.low, args.cap):
-        note(log, f"stopped by the truncation rule after {games} games (LLR {llr:+.2f}): not accepted")
+        note_truncation(log, games, llr)
         return
     head = subprocess.run(["git", "-C", str(candidate), "log", "--oneline", "-1"], capture_output=True, text=True)
     note(log, f"{candidate.name} {head.stdout.strip()}")
@@ -89,7 +94,7 @@ def run_one(args: argparse.Namespace, candidate: Path) -> None:
             games, llr = last_progress(log)
             if truncated(games, llr, args.low, args.cap):
                 interrupt(process)
-                note(log, f"stopped by the truncation rule after {games} games (LLR {llr:+.2f}): not accepted")
+                note_truncation(log, games, llr)
                 return
     except KeyboardInterrupt:  # the queue stopped (Ctrl-C, SIGTERM): the match too, resumable
         interrupt(process)

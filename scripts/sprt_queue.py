@@ -2,6 +2,7 @@
 
     python scripts/sprt_queue.py --base BASE_DIR --out OUT_DIR CANDIDATE_DIR [CANDIDATE_DIR ...]
         [--tc 10+0.1] [--elo0 0] [--elo1 10] [--seed 3301] [--openings PATH] [--low 400] [--cap 800]
+    python scripts/sprt_queue.py --out OUT_DIR --summary [--upto N] CANDIDATE_DIR [CANDIDATE_DIR ...]
 
 Each CANDIDATE_DIR and BASE_DIR is a checkout (a git worktree of a candidate's branch) with its own
 `garfish` launcher. For each candidate in turn the script plays `garfish match` (two games at a time,
@@ -16,6 +17,10 @@ says why it stopped). Issue 33's queue, each candidate a worktree beside the che
 
     .venv/bin/python scripts/sprt_queue.py --base ../sprt-base --out ../runs ../cand-corrhist ../cand-improving \
         ../cand-singular ../cand-conthist ../cand-lmr-history ../cand-qstt ../cand-probcut
+
+--summary plays nothing: it prints each candidate's figures from its match's journal, as `garfish match`
+does at the end (--upto N: the first N games finished, those the truncation rule judged). A match
+killed before it could write its report loses nothing this way.
 """
 
 from __future__ import annotations
@@ -28,6 +33,11 @@ import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Callable, Optional
+
+from garfish.arena import journal
+from garfish.arena.match import played_names
+from garfish.arena.report import MatchState, SprtConfig, print_summary
 
 ROOT = Path(__file__).resolve().parents[1]
 GAMES = 4000  # the SPRT's ceiling; the truncation rule stops well before it
@@ -112,10 +122,28 @@ def interrupt(process: subprocess.Popen[bytes]) -> None:
         process.wait()
 
 
+def summarize(stem: Path, upto: Optional[int], out: Callable[[str], None]) -> None:
+    """Print a match's figures from its journal (the first `upto` games finished; all when None)."""
+    path = journal.journal_path(stem.with_suffix(".pgn"))
+    settings = journal.read_settings(path)
+    loaded = journal.load(path, settings) if settings is not None else None
+    if loaded is None or not loaded[0]:
+        out(f"{stem.name}: no game recorded")
+        return
+    played = loaded[0][:upto]  # in the order they finished, as the match's progress lines count them
+    sprt = settings["sprt"]
+    state = MatchState(names=played_names(played), total=len(played),
+                       sprt_config=None if sprt is None else SprtConfig(**sprt))
+    for record in played:
+        state.add(record)
+    out(f"{stem.name}: the first {len(played)} of {len(loaded[0])} games in its journal")
+    print_summary(state, out)
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("candidates", nargs="+", type=Path, help="checkouts of the candidates, in order")
-    parser.add_argument("--base", type=Path, required=True, help="checkout of the base engine")
+    parser.add_argument("--base", type=Path, help="checkout of the base engine (needed to play)")
     parser.add_argument("--out", type=Path, required=True, help="folder of the PGNs, reports and logs")
     parser.add_argument("--tc", default="10+0.1")
     parser.add_argument("--elo0", type=float, default=0.0)
@@ -124,10 +152,23 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--openings", type=Path, default=ROOT.parent / "shared/data/books/noob_3moves.epd")
     parser.add_argument("--low", type=int, default=400, help="stop here when the LLR is at or below zero")
     parser.add_argument("--cap", type=int, default=800, help="stop here whatever the LLR")
+    parser.add_argument("--summary", action="store_true", help="print each match's figures from its journal")
+    parser.add_argument("--upto", type=int, help="with --summary: the first N games only")
     args = parser.parse_args(argv)
+    if args.summary:
+        for candidate in args.candidates:
+            summarize(args.out.resolve() / f"sprt-{candidate.resolve().name}", args.upto, print)
+        return 0
+    if args.base is None:
+        parser.error("--base is needed to play")
     args.base, args.out = args.base.resolve(), args.out.resolve()
     args.out.mkdir(parents=True, exist_ok=True)
-    signal.signal(signal.SIGTERM, signal.default_int_handler)  # `kill` stops the queue as Ctrl-C does
+    # Ctrl-C and `kill` stop the queue, and the queue stops a match with SIGINT (its report written). A
+    # shell without job control starts a background command (`queue &`) with SIGINT ignored, and an
+    # ignored signal stays ignored in every child: the matches would not stop (a match played on for
+    # 60 s and was killed without its report). A handled signal is reset to the default at exec.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         for candidate in args.candidates:
             run_one(args, candidate.resolve())

@@ -6,6 +6,7 @@ import importlib.util
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import types
@@ -190,7 +191,7 @@ def test_uci_overhead_times_the_client_and_the_pipe_on_the_same_moves() -> None:
 
 
 def test_sprt_queue_truncates_each_match_by_its_rule_and_skips_it_when_run_again(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     queue = load_script("sprt_queue.py", monkeypatch)
     assert not queue.truncated(399, -3.0, 400, 800) and queue.truncated(400, 0.0, 400, 800)
     assert not queue.truncated(799, 0.01, 400, 800) and queue.truncated(800, 2.9, 400, 800)
@@ -202,9 +203,16 @@ def test_sprt_queue_truncates_each_match_by_its_rule_and_skips_it_when_run_again
         launcher.write_text(f"#!/bin/sh\nexec {' '.join(ENGINE_CMD)} \"$@\"\n")
         launcher.chmod(0o755)
     monkeypatch.setattr(queue, "POLL_SECONDS", 0.5)
+    monkeypatch.setattr(queue, "INTERRUPT_GRACE_SECONDS", 5)  # a match that ignored the stop would be killed
     args = ["--base", str(tmp_path / "base"), "--out", str(tmp_path / "out"), "--tc", "1+0.02",
             "--openings", str(book), "--low", "2", "--cap", "2", str(tmp_path / "cand-a")]
-    assert queue.main(args) == 0
+    handlers = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # as a shell without job control starts `queue &`
+    try:
+        assert queue.main(args) == 0
+    finally:
+        signal.signal(signal.SIGINT, handlers[0])
+        signal.signal(signal.SIGTERM, handlers[1])
     log = tmp_path / "out" / "sprt-cand-a.log"
     text = log.read_text()
     games, _ = queue.last_progress(log)
@@ -213,3 +221,8 @@ def test_sprt_queue_truncates_each_match_by_its_rule_and_skips_it_when_run_again
     report = json.loads((tmp_path / "out" / "sprt-cand-a.json").read_text())
     assert report["engines"] == ["cand-a", "base"] and report["sprt"]["elo1"] == 10
     assert queue.main(args) == 0 and log.read_text() == text  # a finished match is skipped
+    capsys.readouterr()
+    assert queue.main(["--out", str(tmp_path / "out"), "--summary", "--upto", "1", str(tmp_path / "cand-a")]) == 0
+    summary = capsys.readouterr().out  # the journal's figures, as the match's own report gives them
+    assert f"the first 1 of {report['games']} games in its journal" in summary, summary
+    assert "Finished 1/1 games: cand-a vs base" in summary and "SPRT elo0=0 elo1=10" in summary, summary

@@ -125,8 +125,12 @@ def interrupt(process: subprocess.Popen[bytes]) -> None:
 def summarize(stem: Path, upto: Optional[int], out: Callable[[str], None]) -> None:
     """Print a match's figures from its journal (the first `upto` games finished; all when None)."""
     path = journal.journal_path(stem.with_suffix(".pgn"))
-    settings = journal.read_settings(path)
-    loaded = journal.load(path, settings) if settings is not None else None
+    try:
+        settings = journal.read_settings(path)
+        loaded = journal.load(path, settings) if settings is not None else None
+    except (OSError, ValueError) as exc:
+        out(f"{stem.name}: cannot read its journal '{path}': {exc}")
+        return
     if loaded is None or not loaded[0]:
         out(f"{stem.name}: no game recorded")
         return

@@ -226,3 +226,6 @@ def test_sprt_queue_truncates_each_match_by_its_rule_and_skips_it_when_run_again
     summary = capsys.readouterr().out  # the journal's figures, as the match's own report gives them
     assert f"the first 1 of {report['games']} games in its journal" in summary, summary
     assert "Finished 1/1 games: cand-a vs base" in summary and "SPRT elo0=0 elo1=10" in summary, summary
+    (tmp_path / "out" / "sprt-bad.pgn.match").write_text("not a journal\n")
+    assert queue.main(["--out", str(tmp_path / "out"), "--summary", str(tmp_path / "bad")]) == 0
+    assert "sprt-bad: cannot read its journal" in capsys.readouterr().out

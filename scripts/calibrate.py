@@ -8,7 +8,8 @@ Stockfish with UCI_LimitStrength and UCI_Elo clamped to the range Stockfish acce
 in 15.1) and Move Overhead 100 ms (Garfish keeps its default, as a user runs it), from
 noob_3moves openings, and writes
 OUT_DIR/elo-E.json and .pgn. `garfish rating`'s estimate (arena.stats.rating_on_scale) then places the setting on Stockfish's scale.
-A setting whose report exists is not played again, so an interrupted run resumes. Prints a
+A setting whose report exists is not played again, and an interrupted one goes on from its
+match's journal (`garfish match --resume`), so an interrupted run resumes game by game. Prints a
 Markdown table "setting | opponent | W D L | measured rating [95% interval]".
 
 With --rounds N every setting is played N times, round r with seed --seed + r - 1 (reports
@@ -69,7 +70,7 @@ def play(elo: int, args: argparse.Namespace, out: Path, round_: int = 1) -> Path
         f"option.UCI_Elo={sf}", "option.Move Overhead=100",
         "--tc", args.tc, "--games", str(args.games), "--concurrency", str(args.concurrency),
         "--openings", str(args.openings), "--seed", str(args.seed + round_ - 1),
-        "--report", str(partial), "--pgnout", str(out / f"{stem}.pgn"), "--no-progress")
+        "--report", str(partial), "--pgnout", str(out / f"{stem}.pgn"), "--resume", "--no-progress")
     who = "full strength" if args.full_strength else f"UCI_Elo {elo}"
     if round_ > 1:
         who += f", round {round_}"

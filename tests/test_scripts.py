@@ -87,6 +87,26 @@ def test_calibrate_plays_each_setting_once_and_tabulates_it(tmp_path: Path) -> N
     assert pooled and sum(int(pooled.group(i)) for i in (1, 2, 3)) == 4, more.stdout
 
 
+def test_calibrate_resumes_an_interrupted_setting_from_its_journal(tmp_path: Path) -> None:
+    # A setting whose match stopped before its report: the games its journal holds are not played again.
+    args = ("--elos", "1000", "--games", "4", "--tc", "2+0.05", "--stockfish", " ".join(ENGINE_CMD))
+    first = run_script("calibrate.py", str(tmp_path), *args)
+    assert first.returncode == 0, first.stderr
+    # Made as a kill after the second game leaves it: no report, the journal's header and first two games.
+    (tmp_path / "elo-1000.json").unlink()
+    journal = tmp_path / "elo-1000.pgn.match"
+    lines = journal.read_text().splitlines(keepends=True)
+    assert len(lines) == 5
+    journal.write_text("".join(lines[:3]))
+    kept = (tmp_path / "elo-1000.pgn").read_bytes()[:json.loads(lines[2])["pgn_end"]]
+    again = run_script("calibrate.py", str(tmp_path), *args)
+    assert again.returncode == 0, again.stderr
+    assert "--resume" in again.stdout and "resumed after 2 games" in again.stdout
+    assert json.loads((tmp_path / "elo-1000.json").read_text())["games"] == 4
+    pgn = (tmp_path / "elo-1000.pgn").read_bytes()
+    assert pgn.startswith(kept) and pgn.count(b"[Event ") == 4
+
+
 def test_calibrate_full_strength_rates_each_level_and_all_together(tmp_path: Path) -> None:
     # Garfish itself stands in for Stockfish; two levels, then the combined rating of both.
     args = ("--elos", "1400,1700", "--games", "2", "--tc", "2+0.05", "--stockfish", " ".join(ENGINE_CMD),

@@ -23,6 +23,7 @@ from garfish.engine.evalfile import DEFAULT_EVAL_FILE, load_evaluator
 
 
 def main(argv: Optional[list[str]] = None) -> int:
+    """Parse the arguments, wrap the method, run bench and print the counts; the exit status."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("method", help="a Searcher method, e.g. _null_move_search")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
@@ -42,6 +43,7 @@ def main(argv: Optional[list[str]] = None) -> int:
 
     @functools.wraps(original)
     def counted(self: search.Searcher, *rest: Any, **options: Any) -> Any:
+        """The method itself, counted."""
         counts["calls"] += 1
         before = self.nodes
         result = original(self, *rest, **options)

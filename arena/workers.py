@@ -20,6 +20,7 @@ from garfish.arena.pipe import PipeEngine
 LOG = logging.getLogger(__name__)
 POLL_SECONDS = 0.5  # how often the parent checks that worker processes are alive
 WORKER_JOIN_SECONDS = 10.0
+FEEDER_JOIN_SECONDS = 1.0  # after a stop: a feeder blocked on a full pipe is not waited for long
 Engine = TypeVar("Engine", EngineProcess, PipeEngine)
 
 
@@ -86,8 +87,8 @@ def start_engine(spec: EngineSpec, results: Any, stop: StopSignal,
 def shut_down(processes: list[Any], tasks: Any, results: Any, graceful: bool) -> None:
     """Stop the workers: wait for them after a complete run, else SIGTERM them (they close their engines).
 
-    The result queue is drained meanwhile (a worker cannot exit while its queue feeder is blocked),
-    and the task queue's feeder thread is not waited for (its unsent tasks are dropped).
+    The result queue is drained meanwhile (a worker cannot exit while its queue feeder is blocked);
+    the task queue's unsent tasks are dropped, and then its feeder thread is let end (see close_tasks).
     """
     tasks.cancel_join_thread()
     if not graceful:
@@ -104,6 +105,21 @@ def shut_down(processes: list[Any], tasks: Any, results: Any, graceful: bool) ->
             process.kill()
             process.join(WORKER_JOIN_SECONDS)
     drain(results)
+    close_tasks(tasks, WORKER_JOIN_SECONDS if graceful else FEEDER_JOIN_SECONDS)
+
+
+def close_tasks(tasks: Any, seconds: float) -> None:
+    """Close the task queue and wait up to `seconds` for its feeder thread to end.
+
+    Otherwise the feeder thread, a daemon, ends while the interpreter exits and drops the last
+    reference to the queue itself: the queue's semaphores are then freed by a thread the shutdown
+    stops halfway, and the resource tracker reports "leaked semaphore objects" on stderr.
+    """
+    drain(tasks)  # room in the pipe for what the feeder still holds
+    tasks.close()
+    feeder = getattr(tasks, "_thread", None)  # multiprocessing.Queue's feeder thread (CPython 3.8-3.14)
+    if feeder is not None:
+        feeder.join(seconds)
 
 
 def drain(results: Any) -> None:

@@ -7,12 +7,14 @@ is deterministic); one uses Garfish at a few hundred nodes, one Stockfish when i
 from __future__ import annotations
 
 import gzip
+import multiprocessing
 import os
 import shlex
 import signal
 import subprocess
 import sys
 import time
+import weakref
 import zlib
 from pathlib import Path
 from typing import Optional
@@ -24,6 +26,7 @@ import pytest
 from conftest import CLI_TIMEOUT, ENGINE_CMD, ROOT, SCRIPTED, children, wait_gone
 from garfish.arena import datagen
 from garfish.arena.datagen import Book, FinishedGame, Output, OutputError, game_start, white_score
+from garfish.arena.workers import shut_down
 
 OPENINGS = [  # 1. d4 d5, 1. c4 e5, 1. Nf3 d5
     "rnbqkbnr/ppp1pppp/8/3p4/3P4/8/PPP1PPPP/RNBQKBNR w KQkq - 0 2",
@@ -396,3 +399,17 @@ def test_stockfish_is_the_default_engine(tmp_path: Path) -> None:
     assert "the default: Stockfish found" in proc.stdout and "engine: Stockfish" in proc.stdout
     assert "5000 nodes a move" in proc.stdout
     checked_games(out, 2)
+
+
+def test_shut_down_leaves_the_task_queues_semaphores_to_its_owner() -> None:
+    """After shut_down the task queue's feeder thread has ended: the semaphores it held (the queue's write
+    lock and size) are freed, and unregistered, by the caller, not by a daemon thread that the interpreter's
+    exit stops halfway (the resource tracker would then report "leaked semaphore objects" on stderr)."""
+    context = multiprocessing.get_context("spawn")
+    tasks, results = context.Queue(), context.Queue()
+    for number in range(3):
+        tasks.put(number)  # starts the queue's feeder thread
+    shut_down([], tasks, results, graceful=False)
+    semaphores = [weakref.ref(tasks._wlock), weakref.ref(tasks._sem)]  # CPython's Queue, 3.8-3.14
+    del tasks
+    assert [semaphore() for semaphore in semaphores] == [None, None]

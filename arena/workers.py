@@ -111,9 +111,9 @@ def shut_down(processes: list[Any], tasks: Any, results: Any, graceful: bool) ->
 def close_tasks(tasks: Any, seconds: float) -> None:
     """Close the task queue and wait up to `seconds` for its feeder thread to end.
 
-    Otherwise the feeder thread, a daemon, ends while the interpreter exits and drops the last
-    reference to the queue itself: the queue's semaphores are then freed by a thread the shutdown
-    stops halfway, and the resource tracker reports "leaked semaphore objects" on stderr.
+    Otherwise the feeder thread, a daemon that holds the queue's write lock and size semaphore, ends
+    while the interpreter exits and frees them itself, in a thread the shutdown may stop halfway: the
+    resource tracker then reports "leaked semaphore objects" on stderr.
     """
     drain(tasks)  # room in the pipe for what the feeder still holds
     tasks.close()

@@ -122,10 +122,10 @@ def close_tasks(tasks: Any, seconds: float) -> None:
         feeder.join(seconds)
 
 
-def drain(results: Any) -> None:
+def drain(waiting: Any) -> None:
     """Throw away whatever is waiting in a queue."""
     while True:
         try:
-            results.get_nowait()
+            waiting.get_nowait()
         except queue.Empty:
             return

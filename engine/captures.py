@@ -7,7 +7,7 @@ MVV-LVA as engine.movepick.capture_moves sorts them, each with its attacker, its
 whether it is a good capture (engine.movepick.is_good_capture: SEE, queen promotions). Where
 capture_moves paid a python-chess generator, a Move object per move, two piece look-ups per move
 and a SEE call per move tried, the kernel pays one call: the search reads move codes off an array
-and takes each Move from the table of prebuilt ones (engine.movepick.MOVE_TABLE).
+and takes each Move from the table of prebuilt ones (engine.moves.MOVE_TABLE).
 quiescence_list_kernel gives the quiescence search the same list for the enemy pieces worth
 capturing, choosing them from the evaluation's flags and the delta-pruning margin itself.
 
@@ -34,7 +34,7 @@ from garfish.engine.flags import (
 from garfish.engine.see import see_ge_kernel
 from garfish.engine.types import MAX_LISTED_MOVES, PIECE_VALUE
 
-# An entry: the move's 16-bit code (from | to << 6 | promotion << 12, engine.movepick.encode),
+# An entry: the move's 16-bit code (from | to << 6 | promotion << 12, engine.moves.encode),
 # then the attacker's and the victim's python-chess piece types, then the good-capture bit.
 CODE_MASK = 0xFFFF
 ATTACKER_SHIFT = 16

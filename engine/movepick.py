@@ -16,6 +16,7 @@ import chess
 from garfish.engine.bits import entry_point
 from garfish.engine.captures import CODE_MASK, GOOD_BIT, capture_list_kernel
 from garfish.engine.checks import attackers_kernel, evasion_kernel, into_check_kernel, threats_entry
+from garfish.engine.moves import MOVE_TABLE, decode, encode
 from garfish.engine.see import see_ge_kernel
 from garfish.engine.types import PIECE_VALUE
 
@@ -28,44 +29,6 @@ _capture_list = entry_point(capture_list_kernel)
 _evasion = entry_point(evasion_kernel)
 ESCAPE_BONUS = 1 << 20  # above any history score
 PROMOTION_RANK = (chess.BB_RANK_2, chess.BB_RANK_7)  # indexed by colour: pawns about to promote
-
-
-def encode(move: chess.Move) -> int:
-    """16-bit code of a move: from | to << 6 | promotion << 12."""
-    return move.from_square | (move.to_square << 6) | ((move.promotion or 0) << 12)
-
-
-def _moves_by_code() -> dict[int, chess.Move]:
-    """Every move a game can encode, by code: each step along a line (a queen's move, which
-    covers the king's, the pawns' and castling) or a knight's jump, and the promotions of a
-    pawn stepping or capturing onto the last rank."""
-    moves = [chess.Move(from_square, to_square) for from_square in chess.SQUARES for to_square in chess.SQUARES
-             if from_square != to_square and (chess.BB_RAYS[from_square][to_square]
-                                              or chess.BB_KNIGHT_ATTACKS[from_square] & BB_SQUARES[to_square])]
-    for from_square in chess.SquareSet(chess.BB_RANK_2 | chess.BB_RANK_7):
-        ahead = from_square + (8 if chess.square_rank(from_square) == 6 else -8)
-        for to_square in (ahead - 1, ahead, ahead + 1):
-            if chess.square_distance(from_square, to_square) == 1:  # not round the board's edge
-                moves.extend(chess.Move(from_square, to_square, piece)
-                             for piece in (chess.KNIGHT, chess.BISHOP, chess.ROOK, chess.QUEEN))
-    return {encode(move): move for move in moves}
-
-
-# Built once at import and never changed, so searchers share them safely.
-MOVES_BY_CODE = _moves_by_code()
-# The same moves as a list indexed by code (None for codes no game encodes): the search reads
-# capture_list_kernel's codes with a list index, cheaper than a dict look-up.
-MOVE_TABLE: list[Optional[chess.Move]] = [None] * (1 << 16)  # every 16-bit code
-for _code, _move in MOVES_BY_CODE.items():
-    MOVE_TABLE[_code] = _move
-
-
-def decode(code: int) -> chess.Move:
-    """The move with this 16-bit code (from MOVE_TABLE: building a Move costs more than a lookup)."""
-    move = MOVE_TABLE[code]
-    if move is None:  # no game encodes it
-        move = chess.Move(code & 63, (code >> 6) & 63, (code >> 12) or None)
-    return move
 
 
 def capture_moves(board: chess.Board, to_mask: int = chess.BB_ALL,

@@ -29,9 +29,8 @@ from garfish.engine.flags import (
     PROMOTION_FLAG,
 )
 from garfish.engine.history import History
-from garfish.engine.movepick import (
-    MOVE_TABLE, PROMOTION_RANK, decode, encode, evasion_moves, pick_evasions, pick_moves,
-)
+from garfish.engine.movepick import PROMOTION_RANK, evasion_moves, pick_evasions, pick_moves
+from garfish.engine.moves import MOVE_TABLE, decode, encode
 from garfish.engine.skill import Skill
 from garfish.engine.timeman import soft_limit, time_budget
 from garfish.engine.tt import (

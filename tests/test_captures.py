@@ -14,7 +14,8 @@ from garfish.engine.captures import (
     quiet_checks_kernel,
 )
 from garfish.engine.checks import check_masks_kernel
-from garfish.engine.movepick import PROMOTION_RANK, capture_moves, encode, is_good_capture
+from garfish.engine.movepick import PROMOTION_RANK, capture_moves, is_good_capture
+from garfish.engine.moves import encode
 from garfish.engine.see import see_ge
 from garfish.engine.types import MAX_LISTED_MOVES
 from conftest import run_interpreted

@@ -9,7 +9,8 @@ import pytest
 
 from garfish.engine.board import SearchBoard
 from garfish.engine.checks import gives_check
-from garfish.engine.movepick import MOVES_BY_CODE, capture_moves, decode, encode, pick_moves
+from garfish.engine.movepick import capture_moves, pick_moves
+from garfish.engine.moves import MOVES_BY_CODE, decode, encode
 from garfish.engine.see import see_ge
 from garfish.perft.core import divide, perft
 from garfish.perft.suites import read_suite, suite_files

@@ -6,7 +6,7 @@ import random
 
 import chess
 
-from garfish.engine.movepick import decode, encode
+from garfish.engine.moves import decode, encode
 from garfish.engine.tt import TranspositionTable, unpack
 from garfish.engine.types import MATE, Bound, mate_in, mated_in, value_from_tt, value_to_tt
 

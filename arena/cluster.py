@@ -37,6 +37,7 @@ from garfish.arena.driver import (CHESS960_OPTION, DEFAULT_COMMAND, EngineProces
                                   quiet_python_chess)
 from garfish.arena.game import Adjudication, GameRecord, TimeControl, play_game
 from garfish.arena.openings import GameTask
+from garfish.arena.suite import EpdConfig, EpdPosition, PositionResult, solve
 
 LOG = logging.getLogger(__name__)
 PLUGIN_NAME = "garfish-engines"
@@ -170,10 +171,8 @@ def play_pair(specs: list[EngineSpec], tasks: list[GameTask], tc: TimeControl, a
         return [play_game(task, engines, tc, adjudication, event, threading.Event()) for task in tasks]
 
 
-def solve_position(config: Any, position: Any) -> Any:
+def solve_position(config: EpdConfig, position: EpdPosition) -> PositionResult:
     """Task: `garfish epd`'s solve() of one position with this worker's engine."""
-    from garfish.arena.epd import solve
-
     with pool().borrowed([config.spec]) as engines:
         return solve(engines[0], position, config)
 

@@ -58,14 +58,14 @@ import chess
 import chess.engine
 
 from garfish.arena.data import data_dir
-from garfish.arena.driver import (DEFAULT_COMMAND, EXIT_ENGINE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE,
-                                  EngineSpec, EngineStartError, MoveError, parse_option_pairs, quiet_python_chess,
-                                  split_command)
+from garfish.arena.driver import (DEFAULT_COMMAND, EngineSpec, EngineStartError, MoveError, parse_option_pairs,
+                                  quiet_python_chess, split_command)
 from garfish.arena.game import DEFAULT_STALL_TIMEOUT
 from garfish.arena.openings import board_from_line, usable
 from garfish.arena.pipe import PipeEngine
 from garfish.arena.rules import game_outcome
 from garfish.arena.sidecar import choose_seed, header, parse_header, read_header
+from garfish.arena.tools import EXIT_ENGINE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from garfish.arena.workers import POLL_SECONDS, StopSignal, run_as_worker, shut_down, start_engine
 
 try:

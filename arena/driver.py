@@ -27,11 +27,6 @@ LOG = logging.getLogger(__name__)
 
 DEFAULT_COMMAND = (sys.executable, "-m", "garfish.uci")
 START_TIMEOUT = 60.0  # seconds for the uci/uciok handshake, option setting and isready (first Numba compile)
-# Exit codes shared by the command-line tools (garfish epd, garfish match).
-EXIT_OK = 0
-EXIT_ENGINE = 1  # an engine failed to start or run
-EXIT_USAGE = 2  # bad arguments or input files
-EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report Ctrl-C
 QUIT_TIMEOUT = 2.0  # seconds an engine gets to exit after `quit` before it is killed
 PONDER_STOP_TIMEOUT = 5.0  # seconds an engine gets to answer `stop` (and then isready) to end its ponder search
 INFO = chess.engine.INFO_BASIC | chess.engine.INFO_SCORE
@@ -39,8 +34,6 @@ TRUE_WORDS = ("true", "1", "yes", "on")
 FALSE_WORDS = ("false", "0", "no", "off")
 QUOTED = re.compile(r"'([^']*)'")
 CHESS960_OPTION = "UCI_Chess960"
-CLUSTER_HINT = ("--cluster needs Dask's distributed package: pip install 'garfish[cluster]' "
-                "(in a checkout: .venv/bin/python -m pip install -e '.[cluster]')")
 
 ConfigValue = Union[str, int, bool, None]
 
@@ -351,15 +344,6 @@ class EngineProcess:
         if not self.alive() or "died" in text or "dead" in text:
             return MoveError("crash", text or "the engine died", elapsed)
         return MoveError("crash", f"protocol error: {describe_exception(exc)}", elapsed)
-
-
-def check_cluster(address: str) -> None:
-    """The tools' --cluster value is usable and Dask's distributed is installed (ValueError otherwise)."""
-    try:
-        from garfish.arena import cluster
-    except ImportError:
-        raise ValueError(CLUSTER_HINT) from None
-    cluster.check_address(address)
 
 
 def quiet_python_chess(verbose: bool) -> None:

@@ -67,14 +67,14 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 import chess
 
 from garfish.arena import journal, stats
-from garfish.arena.driver import (CHESS960_OPTION, DEFAULT_COMMAND, EXIT_ENGINE, EXIT_OK, EXIT_USAGE, FALSE_WORDS,
-                                  TRUE_WORDS, EngineProcess, EngineSpec, EngineStartError, check_cluster,
-                                  quiet_python_chess, split_command)
+from garfish.arena.driver import (CHESS960_OPTION, DEFAULT_COMMAND, FALSE_WORDS, TRUE_WORDS, EngineProcess, EngineSpec,
+                                  EngineStartError, quiet_python_chess, split_command)
 from garfish.arena.game import DEFAULT_STALL_TIMEOUT, Adjudication, GameRecord, MatchAborted, TimeControl, play_game
 from garfish.arena.openings import GameTask, load_openings, make_tasks
 from garfish.arena.report import (MatchState, SprtConfig, check_matplotlib, game_line, plot_history, print_summary,
                                   summary_dict)
 from garfish.arena.sidecar import choose_seed
+from garfish.arena.tools import EXIT_ENGINE, EXIT_OK, EXIT_USAGE, check_cluster
 
 if TYPE_CHECKING:
     from tqdm import tqdm

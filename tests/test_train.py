@@ -465,7 +465,7 @@ def test_networks_of_different_options_are_not_merged(torch: Any, data_file: Pat
 
 
 def test_bucket_decay_applies_to_the_king_buckets_own_rows_only(torch: Any, tmp_path: Path) -> None:
-    from garfish.train.cli import TrainConfig
+    from garfish.train.config import TrainConfig
     from garfish.train.model import Architecture, Model
     from garfish.train.trainer import make_optimizer
 

@@ -4,6 +4,7 @@
   parsed positions and turn them into the network's features (NumPy only).
 - `model.py`: the network in PyTorch (float training in the quantized scale), its
   quantization to a `garfish.engine.network.Network` and an integer forward pass.
+- `config.py`: `TrainConfig`, everything a training run needs, filled in by the command line.
 - `trainer.py`: the training run, the baseline of the hand-written evaluation, the loss curve.
 - `cli.py`: the command line; it needs no PyTorch until training starts.
 """

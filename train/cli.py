@@ -27,59 +27,18 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from garfish.engine.network import (
-    BASES, CRELU, KING_BUCKETS_4, MAX_BUCKETS, MAX_HIDDEN, NO_BASE, NO_KING_BUCKETS, SCRELU,
-)
+from garfish.engine.network import BASES, CRELU, KING_BUCKETS_4, MAX_BUCKETS, MAX_HIDDEN, NO_KING_BUCKETS, SCRELU
+from garfish.train.config import PROG, TrainConfig
 from garfish.train.data import Filters, default_cache
 
-PROG = "garfish train"
 ACTIVATION_NAMES = {"screlu": SCRELU, "crelu": CRELU}
 DATA_SUFFIXES = (".txt", ".txt.gz")
 INSTALL_HINT = ("garfish train needs PyTorch and matplotlib, which are not installed here. Install them into "
                 "Garfish's environment with\n    pip install torch==2.13.0\n    pip install -e .[train]\n"
                 "(in the project folder; torch first, so that pip takes that CPU build and not a newer CUDA one).")
-
-
-@dataclass
-class TrainConfig:
-    """Everything a training run needs, from the command line."""
-
-    files: list[Path]
-    output: Path
-    hidden: int = 128
-    buckets: int = 1
-    activation: int = SCRELU
-    qa: int = 255
-    qb: int = 64
-    scale: int = 400
-    base: int = NO_BASE
-    layout: int = NO_KING_BUCKETS  # the input layout (engine.network.LAYOUTS)
-    lam: float = 0.75
-    k: float = 400.0
-    eval_k: Optional[float] = None  # the evaluation's sigmoid scale; None: K, or with a base the base's fitted K'
-    epochs: int = 10
-    batch_size: int = 4096
-    lr: float = 1e-3
-    lr_final: float = 1e-5
-    optimizer: str = "adamw"
-    weight_decay: float = 0.01
-    bucket_decay: Optional[float] = None  # AdamW's decay of the king buckets' own W1 rows (None: weight_decay)
-    seed: int = 1
-    val_fraction: float = 0.05
-    val_seed: int = 0
-    threads: int = 1
-    filters: Filters = field(default_factory=Filters)
-    mirror: bool = False
-    cache: Optional[Path] = None
-    checkpoint: Optional[Path] = None
-    resume: Optional[Path] = None
-    merge: list[Path] = field(default_factory=list)
-    baseline: bool = False
-    command: str = PROG
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -15,7 +15,7 @@ import torch
 from tqdm import tqdm
 
 from garfish.engine.network import ACTIVATIONS, BASES, LAYOUTS, NO_BASE, NO_KING_BUCKETS, Network, write_network
-from garfish.train.cli import PROG, TrainConfig
+from garfish.train.config import PROG, TrainConfig
 from garfish.train.data import (
     DataError, DataFile, Features, Positions, classic_evaluations, concatenate, could_castle, features, load_file,
     mirrored, targets, validation_games,

@@ -6,47 +6,12 @@ function, a relative one, or one through importlib) fails the test, whether or n
 
 from __future__ import annotations
 
-import ast
-from pathlib import Path
-
 import pytest
 
-import garfish.arena
+from importgraph import imported_modules, package_files, package_of
 
 ARENA = "garfish.arena"
 FORBIDDEN = ("garfish.engine", "garfish.uci", "garfish.perft")
-DYNAMIC_IMPORTS = ("import_module", "__import__")  # importlib.import_module("x"), __import__("x")
-
-
-def arena_files() -> list[Path]:
-    """Every Python file of the installed garfish.arena package."""
-    return sorted(path for folder in garfish.arena.__path__ for path in Path(folder).rglob("*.py"))
-
-
-def package_of(path: Path) -> str:
-    """The dotted package a file of garfish.arena belongs to (for its relative imports)."""
-    folder = next(Path(root) for root in garfish.arena.__path__ if Path(root) in path.parents)
-    return ".".join((ARENA, *path.parent.relative_to(folder).parts))
-
-
-def imported_modules(source: str, package: str) -> list[tuple[int, str]]:
-    """(line, absolute module name) of every import in the source, `from X import Y` counted as X and X.Y."""
-    found = []
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            found += [(node.lineno, alias.name) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parent = package.split(".")[:len(package.split(".")) - node.level + 1]
-                base = ".".join(part for part in (*parent, base) if part)
-            found.append((node.lineno, base))
-            found += [(node.lineno, f"{base}.{alias.name}") for alias in node.names]
-        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
-            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
-            if name in DYNAMIC_IMPORTS and isinstance(node.args[0].value, str):
-                found.append((node.lineno, node.args[0].value))
-    return found
 
 
 def forbidden_imports(source: str, package: str = ARENA) -> list[str]:
@@ -57,11 +22,11 @@ def forbidden_imports(source: str, package: str = ARENA) -> list[str]:
 
 def test_arena_imports_nothing_of_engine_uci_or_perft() -> None:
     """The rule holds for every arena module."""
-    files = arena_files()
+    files = package_files(ARENA)
     assert {"driver.py", "epd.py", "game.py", "match.py", "openings.py", "rating.py", "report.py",
-            "stats.py"} <= {path.name for path in files}
-    problems = {str(path): bad for path in files
-                if (bad := forbidden_imports(path.read_text(encoding="utf-8"), package_of(path)))}
+            "stats.py"} <= {path.name for path in files.values()}
+    problems = {str(path): bad for module, path in files.items()
+                if (bad := forbidden_imports(path.read_text(encoding="utf-8"), package_of(module, path)))}
     assert problems == {}
 
 

@@ -146,7 +146,7 @@ def white_score(score: Optional[chess.engine.PovScore]) -> Optional[int]:
     return max(-SCORE_CLIP, min(SCORE_CLIP, value))
 
 
-def play_game(engine: PipeEngine, start: GameStart, rules: Rules, alive: Callable[[], bool]) -> FinishedGame:
+def play_selfplay_game(engine: PipeEngine, start: GameStart, rules: Rules, alive: Callable[[], bool]) -> FinishedGame:
     """Play one game of the engine against itself and label its positions.
 
     Raises MoveError (the engine failed; it may need a restart), NoScoreError, or ParentGone when
@@ -404,7 +404,7 @@ def serve(config: WorkerConfig, tasks: Any, results: Any, stop: StopSignal) -> N
     try:
         while (start := next_task(tasks, alive)) is not None:
             try:
-                game = play_game(engine, start, config.rules, alive)
+                game = play_selfplay_game(engine, start, config.rules, alive)
             except MoveError as exc:
                 with stop.held():
                     engine.restart()

@@ -6,7 +6,7 @@ import chess
 import numpy as np
 import pytest
 
-from garfish.arena import wdl as fitter
+from garfish.arena import wdlfit as fitter
 from garfish.engine import wdl
 from garfish.engine.types import MATE
 

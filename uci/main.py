@@ -110,7 +110,7 @@ def rating_command(args: list[str]) -> int:
 
 def wdl_command(args: list[str]) -> int:
     """`garfish wdl PGN ...`: fit the win/draw/loss model to an engine's games."""
-    from garfish.arena.wdl import main as wdl_main
+    from garfish.arena.wdlfit import main as wdl_main
 
     return wdl_main(args)
 

@@ -11,8 +11,9 @@ and bishops 3, rooks 5, queens 9, both sides, clamped to 17..78),
 a is the score at which a win is as likely as not, b how fast the chance
 changes with the score. Fitting follows the same two steps: for every material
 count (neighbouring counts grouped until a group has enough positions), the a
-and b of greatest likelihood of the games' results (a small Nelder-Mead search), then a(m) and b(m) as cubic polynomials in
-m / 58 (least squares weighted by the number of positions).
+and b of greatest likelihood of the games' results (a small Nelder-Mead search),
+then a(m) and b(m) as cubic polynomials in m / 58 (least squares weighted by the
+number of positions).
 
 Input: PGNs written by `garfish match`, whose move comments hold the mover's
 score ("+0.35/12 0.231s", mates "+M3/20" are skipped). `--engine NAME` takes
@@ -201,7 +202,7 @@ def fit(samples: Sequence[Sample]) -> Fit:
 def main(argv: Optional[list[str]] = None) -> int:
     """Read the PGNs, fit, and print the coefficients."""
     parser = argparse.ArgumentParser(prog="garfish wdl", description=__doc__.split("\n\n")[0],
-                                     epilog="The model and the fitting are described in arena/wdl.py.")
+                                     epilog="The model and the fitting are described in arena/wdlfit.py.")
     parser.add_argument("pgn", nargs="+", type=Path, help="PGN files written by garfish match")
     parser.add_argument("--engine", help="only the moves of the player of this name")
     args = parser.parse_args(argv)

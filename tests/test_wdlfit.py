@@ -9,7 +9,7 @@ from pathlib import Path
 import chess
 import numpy as np
 
-from garfish.arena.wdl import MATERIAL_SCALE, Sample, fit, material, probabilities, read_samples
+from garfish.arena.wdlfit import MATERIAL_SCALE, Sample, fit, material, probabilities, read_samples
 
 PGN = """[Event "test"]
 [White "Garfish"]

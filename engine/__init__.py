@@ -1,8 +1,8 @@
 """Garfish's engine: search, evaluation, transposition table. Knows nothing of UCI.
 
     >>> import chess
-    >>> from garfish.engine import Searcher, Limits
-    >>> result = Searcher().search(chess.Board(), Limits(depth=4))
+    >>> from garfish.engine import Engine, Limits
+    >>> result = Engine().search(chess.Board(), Limits(depth=4))
 
 Names are imported lazily, so `import garfish.engine` alone does not load Numba.
 """
@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["Searcher", "SearchResult", "SearchInfo", "Limits", "evaluate", "run_bench"]
+__all__ = ["Engine", "EngineError", "Searcher", "SearchResult", "SearchInfo", "Limits", "evaluate", "run_bench"]
 
 _LOCATIONS = {
+    "Engine": "garfish.engine.engine",
+    "EngineError": "garfish.engine.engine",
     "Searcher": "garfish.engine.search",
     "SearchResult": "garfish.engine.search",
     "SearchInfo": "garfish.engine.search",

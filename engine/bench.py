@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Callable, Optional
 import chess
 
 from garfish.engine.search import Searcher
+from garfish.engine.tt import TranspositionTable
 from garfish.engine.types import Limits
 
 if TYPE_CHECKING:
@@ -75,12 +76,13 @@ def run_bench(depth: int = BENCH_DEPTH,
               evaluator: Optional[NetworkEvaluator] = None) -> BenchResult:
     """Search every bench position to `depth` (with `multipv` lines, probing `tablebase` if given,
     evaluating with the network `evaluator` if given) with a fresh searcher; return total nodes and time."""
-    searcher = Searcher(BENCH_HASH_MB, evaluator=evaluator)
-    searcher.tablebase = tablebase
+    tt = TranspositionTable(BENCH_HASH_MB)
+    searcher = Searcher(tt, evaluator, tablebase)
     total_nodes = 0
     total_time = 0.0
     total_tbhits = 0
     for i, fen in enumerate(BENCH_FENS):
+        tt.clear()  # every position from scratch: the same count whatever ran before
         searcher.new_game()
         start = time.perf_counter()
         result = searcher.search(chess.Board(fen), Limits(depth=depth, multipv=multipv))

@@ -1,21 +1,28 @@
-"""Staged move picker: yields every legal move once, the likeliest cut-off first.
+"""The move picker of the main search and of evasions: every pseudo-legal move once, the likeliest
+cut-off first.
 
-Stages: the TT move (checked for legality without generating moves), good
-captures and queen promotions (MVV-LVA, SEE-losing ones held back), the two
-killers, quiet moves by history, then the held-back captures and
-under-promotions. Moves are generated lazily, stage by stage, because a TT move
-or first capture often ends the node before any quiet move is needed.
+One picker, pick_moves, in stages (Stage, as Stockfish's src/movepick.cpp): the TT move (tested
+without generating moves), good captures and queen promotions (MVV-LVA, SEE-losing ones held
+back), the two killers, quiet moves by history, then the held-back captures and under-promotions.
+Moves are generated lazily, stage by stage, because a TT move or first capture often ends the node
+before any quiet move is needed. A side in check goes through the same stages over its evasions
+(pick_evasions). The search rejects a move that leaves its king attacked after making it.
+
+capture_moves, typed_captures and is_good_capture list and judge captures with python-chess: the
+evasions use them, and they are the reference the capture kernels (engine.captures) are tested
+against. The quiescence search's lists are its own (engine.captures' kernels).
 """
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator, Optional, Sequence
+from enum import IntEnum
+from typing import TYPE_CHECKING, Iterable, Iterator, Optional, Sequence
 
 import chess
 
 from garfish.engine.bits import entry_point
 from garfish.engine.captures import CODE_MASK, GOOD_BIT, capture_list_kernel
-from garfish.engine.checks import attackers_kernel, evasion_kernel, into_check_kernel, threats_entry
+from garfish.engine.checks import attackers_kernel, evasion_kernel, threats_entry
 from garfish.engine.moves import MOVE_TABLE, decode, encode
 from garfish.engine.see import see_ge_kernel
 from garfish.engine.types import PIECE_VALUE
@@ -23,12 +30,14 @@ from garfish.engine.types import PIECE_VALUE
 BB_SQUARES = chess.BB_SQUARES
 # The hot kernels' compiled entries: no dispatcher between the picker and them (engine.bits.entry_point).
 _attackers = entry_point(attackers_kernel)
-_into_check = entry_point(into_check_kernel)
 _see_ge = entry_point(see_ge_kernel)
 _capture_list = entry_point(capture_list_kernel)
 _evasion = entry_point(evasion_kernel)
 ESCAPE_BONUS = 1 << 20  # above any history score
 PROMOTION_RANK = (chess.BB_RANK_2, chess.BB_RANK_7)  # indexed by colour: pawns about to promote
+
+if TYPE_CHECKING:
+    from garfish.engine.board import SearchBoard
 
 
 def capture_moves(board: chess.Board, to_mask: int = chess.BB_ALL,
@@ -73,7 +82,7 @@ def _capture_key(record: tuple[chess.Move, int, int]) -> int:
             + (PIECE_VALUE[promotion] * 8 if promotion else 0))
 
 
-def _sort_quiets(board: chess.Board, quiets: list[chess.Move], history: list[int]) -> None:
+def sort_quiets(board: chess.Board, quiets: list[chess.Move], history: list[int]) -> None:
     """Order quiet moves in place: moves of a piece en prise first (escapes), then by history."""
     us = board.turn
     base = 4096 if us else 0
@@ -85,19 +94,6 @@ def _sort_quiets(board: chess.Board, quiets: list[chess.Move], history: list[int
                     + (ESCAPE_BONUS if BB_SQUARES[m.from_square] & threatened else 0), reverse=True)
     else:
         quiets.sort(key=lambda m: history[base + m.from_square * 64 + m.to_square], reverse=True)
-
-
-def is_legal_hint(board: chess.Board, move: chess.Move) -> bool:
-    """Is a move from the TT or the killer slots legal here? (python-chess's is_legal, with the
-    king-safety half done by a Numba kernel for moves other than king moves and en passant.)"""
-    if not board.is_pseudo_legal(move):
-        return False
-    from_bb = BB_SQUARES[move.from_square]
-    if board.kings & from_bb or (board.pawns & from_bb and move.to_square == board.ep_square):
-        return not board.is_into_check(move)
-    black, white = board.occupied_co
-    return not _into_check(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
-                           board.kings, black, white, board.turn, move.from_square, move.to_square)
 
 
 def is_good_capture(board: chess.Board, move: chess.Move, attacker: int, victim: int) -> bool:
@@ -113,43 +109,56 @@ def is_good_capture(board: chess.Board, move: chess.Move, attacker: int, victim:
                    black, white, move.from_square, move.to_square, attacker, victim, 0)
 
 
+class Stage(IntEnum):
+    """The picker's stages, in the order it goes through them (Stockfish's `enum Stages`); a side in
+    check goes through the same stages over its evasions, generated at once (evasion_moves)."""
+
+    TT_MOVE = 0        # the TT move, if it is pseudo-legal here (a key collision can store anything)
+    GOOD_CAPTURES = 1  # captures that do not lose material by SEE, and queen promotions, by MVV-LVA
+    KILLERS = 2        # quiet moves that cut off at this ply elsewhere in the tree
+    QUIETS = 3         # the other quiet moves: those of a piece en prise first, then by history
+    BAD_CAPTURES = 4   # captures that lose material, and under-promotions
+
+
 def pick_moves(
-    board: chess.Board,
+    board: SearchBoard,
     tt_move: Optional[chess.Move],
     killers: Sequence[Optional[chess.Move]],
     history: list[int],
     capture_targets: int = chess.BB_ALL,
     check_masks: Optional[tuple[int, int, int]] = None,
-    pseudo: bool = False,
+    in_check: bool = False,
 ) -> Iterator[chess.Move]:
-    """Yield every legal move of the board exactly once, in staged order.
+    """Yield every pseudo-legal move of the board exactly once, stage by stage (Stage), lazily: a
+    TT move or a first capture often ends the node before any quiet move is generated. The caller
+    rejects the moves that leave its own king attacked (the evaluation kernel's ILLEGAL_FLAG after
+    the push), which skips python-chess's pin and check analysis on each generator call and the
+    legality test of moves never searched.
 
-    capture_targets: a superset of the squares the side to move can capture on
-    (from the evaluation's attack maps; 0 when it has no capture, promotion or
-    en passant), so that stage 2 generates less.
+    capture_targets: a superset of the squares the side to move can capture on (from the
+    evaluation's attack maps; 0 when it has no capture, promotion or en passant), so that the
+    capture stages list less.
     check_masks: (targets, discoverers, movers) from garfish.engine.checks.check_masks_kernel: the
-    caller will prune every quiet move that does not give check, so stage 4 only
-    generates moves that might (the caller still confirms each one).
-    pseudo: yield every pseudo-legal move instead (never with the side to move in
-    check), in the same order; the caller rejects the moves that leave its own king
-    attacked (the evaluation kernel's ILLEGAL_FLAG after the push). This skips python-chess's
-    pin and check analysis on each generator call, and the legality test of moves never
-    searched.
+    caller will prune every quiet move that does not give check, so the quiet stage only generates
+    moves that might (the caller still confirms each one).
+    in_check: the side to move is in check (the evaluation's IN_CHECK_FLAG): the stages run over its
+    evasions (pick_evasions).
     """
-    # Pseudo-legal picking needs only pseudo-legal TT and killer moves: the caller tests the king's safety.
-    legal_hint = chess.Board.is_pseudo_legal if pseudo else is_legal_hint
-    # Stage 1: the TT move, if it is legal here (a key collision can store anything).
+    if in_check:
+        yield from pick_evasions(board, tt_move, killers, history)
+        return
+    # Stage.TT_MOVE. Pseudo-legal is enough: the caller tests the king's safety.
     if tt_move is not None:
-        if legal_hint(board, tt_move):
+        if board.is_pseudo_legal(tt_move):
             yield tt_move
         else:
             tt_move = None
 
-    # Stage 2: good captures and queen promotions; keep the losing ones for the last stage.
+    # Stage.GOOD_CAPTURES, holding back the losing ones for Stage.BAD_CAPTURES: one kernel call lists
+    # them, typed, sorted and SEE-tested (engine.captures).
     bad = []
-    if capture_targets and pseudo:
-        # One kernel call lists them, typed, sorted and SEE-tested (engine.captures).
-        codes = board.codes  # type: ignore[attr-defined]  # a SearchBoard's: pseudo-legal picking is the search's
+    if capture_targets:
+        codes = board.codes
         ep = board.ep_square
         black, white = board.occupied_co
         count = _capture_list(board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
@@ -163,35 +172,27 @@ def pick_moves(
                 yield MOVE_TABLE[code]  # type: ignore[misc]
             else:
                 bad.append(MOVE_TABLE[code])
-    elif capture_targets:
-        for move, attacker, victim in capture_moves(board, capture_targets):
-            if move == tt_move:
-                continue
-            if is_good_capture(board, move, attacker, victim):
-                yield move
-            else:
-                bad.append(move)
 
-    # Stage 3: killers: quiet moves that cut off at this ply elsewhere in the tree.
+    # Stage.KILLERS.
     us = board.turn
     killer1, killer2 = killers
     if (killer1 is not None and killer1 != tt_move and not killer1.promotion and not board.is_capture(killer1)
-            and legal_hint(board, killer1)):
+            and board.is_pseudo_legal(killer1)):
         yield killer1
     else:
         killer1 = None
     if (killer2 is not None and killer2 != tt_move and killer2 != killer1 and not killer2.promotion
             and not board.is_capture(killer2)
-            and legal_hint(board, killer2)):
+            and board.is_pseudo_legal(killer2)):
         yield killer2
     else:
         killer2 = None
 
-    # Stage 4: quiet moves, best history first. The target mask keeps squares of our
-    # own rooks, since python-chess generates castling as the king moving onto its rook.
+    # Stage.QUIETS. The target mask keeps squares of our own rooks, since python-chess generates
+    # castling as the king moving onto its rook.
     movers = board.occupied_co[us] & ~(board.pawns & PROMOTION_RANK[us])
     targets = ~board.occupied_co[not us]
-    generate = board.generate_pseudo_legal_moves if pseudo else board.generate_legal_moves
+    generate = board.generate_pseudo_legal_moves
     if check_masks is None:
         generated: Iterable[chess.Move] = generate(movers, targets)
     else:
@@ -219,10 +220,10 @@ def pick_moves(
     else:
         quiets = list(generated)
     if len(quiets) > 1:
-        _sort_quiets(board, quiets, history)
+        sort_quiets(board, quiets, history)
     yield from quiets
 
-    # Stage 5: captures that lose material, and under-promotions.
+    # Stage.BAD_CAPTURES.
     yield from bad
 
 
@@ -247,14 +248,15 @@ def evasion_moves(board: chess.Board) -> list[chess.Move]:
 
 
 def pick_evasions(
-    board: chess.Board,
+    board: SearchBoard,
     tt_move: Optional[chess.Move],
     killers: Sequence[Optional[chess.Move]],
     history: list[int],
 ) -> Iterator[chess.Move]:
-    """pick_moves for a side in check: the same stages and orders, from one evasion
-    generation (evasion_moves) instead of one per stage. Pseudo-legal, like
-    pick_moves(pseudo=True): the caller rejects moves that leave its king attacked."""
+    """pick_moves for a side in check: the same stages and orders, from one evasion generation
+    (evasion_moves) instead of one per stage. Pseudo-legal too: the caller rejects moves that leave
+    its king attacked."""
+    # Stage.TT_MOVE.
     if tt_move is not None:
         # Pseudo-legal is enough (python-chess never has castling out of check pseudo-legal): the
         # caller rejects a move that leaves the king attacked, so every evasion is tested once.
@@ -273,17 +275,21 @@ def pick_evasions(
             captures.append(move)
         else:
             quiets.append(move)
+    # Stage.GOOD_CAPTURES (the bad ones kept for Stage.BAD_CAPTURES).
     bad = []
     for move, attacker, victim in typed_captures(board, captures):
         if is_good_capture(board, move, attacker, victim):
             yield move
         else:
             bad.append(move)
+    # Stage.KILLERS.
     for killer in killers:
         if killer is not None and killer in quiets:
             quiets.remove(killer)
             yield killer
+    # Stage.QUIETS.
     if len(quiets) > 1:
-        _sort_quiets(board, quiets, history)
+        sort_quiets(board, quiets, history)
     yield from quiets
+    # Stage.BAD_CAPTURES.
     yield from bad

@@ -13,7 +13,7 @@ import threading
 import time
 from itertools import chain
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Iterator, Optional
+from typing import TYPE_CHECKING, Callable, Iterator, Optional, Protocol
 
 import chess
 
@@ -29,7 +29,7 @@ from garfish.engine.flags import (
     PROMOTION_FLAG,
 )
 from garfish.engine.history import History
-from garfish.engine.movepick import PROMOTION_RANK, evasion_moves, pick_evasions, pick_moves
+from garfish.engine.movepick import PROMOTION_RANK, evasion_moves, pick_moves
 from garfish.engine.moves import MOVE_TABLE, decode, encode
 from garfish.engine.skill import Skill
 from garfish.engine.timeman import soft_limit, time_budget
@@ -52,7 +52,6 @@ _quiescence_list = entry_point(quiescence_list_kernel)
 
 if TYPE_CHECKING:
     from garfish.engine.nnue import NetworkEvaluator
-    from garfish.engine.smp import HelperPool
     from garfish.engine.syzygy import Tablebases
 
 POLL_INTERVAL = 256        # nodes between checks of the clock and the stop flag ...
@@ -86,6 +85,16 @@ LMR_TABLE = tuple(tuple(int(0.75 + math.log(d) * math.log(m) / 2.25) if d and m 
 NULL_MOVE = chess.Move.null()
 EXACT, LOWER, UPPER = int(Bound.EXACT), int(Bound.LOWER), int(Bound.UPPER)  # plain ints: no enum lookups
 BB_SQUARES = chess.BB_SQUARES
+
+
+class StopFlag(Protocol):
+    """A search's stop flag: threading.Event, or a helper's flag in shared memory (engine.smp)."""
+
+    def is_set(self) -> bool:
+        """Whether the search must stop."""
+
+    def set(self) -> None:
+        """Ask the search to stop."""
 
 
 class SearchAborted(Exception):
@@ -168,19 +177,30 @@ def game_keys(board: chess.Board) -> list[int]:
 
 
 class Searcher:
-    """One chess search engine instance: TT, histories, counters and stop flag."""
+    """A search worker: searches a tree with the table, evaluator and tablebases it is handed, and
+    owns one search's state (histories, counters, the stop flag of its search). It builds and
+    manages none of what it is handed: engine.engine.Engine does (and helper processes, engine.smp,
+    run searchers of their own on the same table)."""
 
-    def __init__(self, hash_mb: int = 16, seed: Optional[int] = None,
-                 evaluator: Optional[NetworkEvaluator] = None) -> None:
-        """hash_mb: the TT's size; seed: the random choices of a strength-limited search (engine.skill),
-        the same for the same seed (None: seeded by the system); evaluator: the network to evaluate
-        with (engine.nnue), None for the hand-written evaluation (engine.evaluate)."""
-        self.tt = TranspositionTable(hash_mb)
+    def __init__(self, tt: TranspositionTable, evaluator: Optional[NetworkEvaluator] = None,
+                 tablebase: Optional[Tablebases] = None, seed: Optional[int] = None,
+                 skip: Optional[Callable[[int], bool]] = None,
+                 publish_nodes: Optional[Callable[[int], None]] = None) -> None:
+        """tt: the table to search with; evaluator: the network to evaluate with (engine.nnue), None
+        for the hand-written evaluation (engine.evaluate); tablebase: Syzygy tables to probe (None:
+        none); seed: the random choices of a strength-limited search (engine.skill), the same for the
+        same seed (None: seeded by the system); skip(depth): whether iterative deepening skips a depth
+        (a helper's schedule, engine.smp; None: none is skipped); publish_nodes(nodes): called with
+        the node count at every poll (a helper's report to the main search)."""
+        self.tt = tt
         self.evaluator = evaluator
+        self.tablebase = tablebase
         self.rng = random.Random(seed)
+        self.skip = skip
+        self.publish_nodes = publish_nodes
         self.history = History()
         self._own_stop = threading.Event()  # the stop flag of searches whose caller passes none
-        self.stop_event = self._own_stop  # the running search's stop flag
+        self.stop_event: StopFlag = self._own_stop  # the running search's stop flag
         self.nodes = 0
         self.seldepth = 0
         self.keys: list[int] = []
@@ -198,76 +218,16 @@ class Searcher:
         self._completed_depth = 0
         self._root_best: Optional[chess.Move] = None
         self._root_moves: Optional[set[chess.Move]] = None
-        self.tablebase: Optional[Tablebases] = None  # Syzygy tables to probe (None: none), set by the caller
         self.tbhits = 0
         self._tb_pieces = 0  # this search probes positions of at most this many pieces in the tree (0: none)
         self._tb_depth = 0  # ... with exactly that many only from this depth
         self._tb_root_score: Optional[int] = None  # the tables' score of the root, when they ranked its moves
-        self.helpers: Optional[HelperPool] = None  # Lazy SMP helper processes (engine.smp), Threads > 1
 
     # ----------------------------------------------------------------- control
     def new_game(self) -> None:
-        """Forget everything learned: clear the TT and the histories (the helpers' too)."""
-        if self.helpers is not None:
-            self.helpers.clear()
-        self.tt.clear()
+        """Forget what this worker learned: its histories (the table is its owner's to clear)."""
         self.history.clear()
         self._last_score = None
-
-    def set_evaluator(self, evaluator: Optional[NetworkEvaluator]) -> None:
-        """Evaluate with this network from the next search on (None: the hand-written evaluation),
-        and forget what the TT and histories learned with the other one."""
-        self.evaluator = evaluator
-        if self.helpers is not None:
-            self.helpers.use_network(evaluator.network if evaluator is not None else None)
-        self.new_game()
-
-    def resize_hash(self, megabytes: int) -> None:
-        """Resize (and clear) the transposition table (the helpers then use the new one)."""
-        self.tt.resize(megabytes)
-        if self.helpers is not None:
-            self.helpers.use_table(self.tt)  # helpers still on the old block keep its pages until they switch
-
-    def set_threads(self, threads: int, warn: Callable[[str], None]) -> None:
-        """Search with this many processes: threads - 1 helpers (engine.smp) on a table in shared
-        memory, or none and a private table for 1. The table is cleared. warn: where the helpers'
-        failures are reported. On MemoryError or OSError (no shared memory, no processes) the
-        searcher is left as it was."""
-        from garfish.engine.smp import HelperPool
-
-        if threads == 1 + (self.helpers.count if self.helpers is not None else 0):
-            return
-        old_pool, old_tt = self.helpers, self.tt
-        tt = TranspositionTable(old_tt.megabytes, shared=threads > 1)
-        try:
-            pool = HelperPool(threads - 1, tt, self.evaluator.network if self.evaluator else None,
-                              warn) if threads > 1 else None
-        except BaseException:
-            tt.close()
-            raise
-        self.tt, self.helpers = tt, pool
-        if old_pool is not None:
-            old_pool.close()
-        old_tt.close()
-        self.history.clear()
-
-    def close(self) -> None:
-        """End the helper processes and give back the shared table (a searcher with Threads 1 has
-        nothing to give back); the searcher then searches alone on a private table."""
-        if self.helpers is not None:
-            self.helpers.close()
-            self.helpers = None
-            megabytes = self.tt.megabytes
-            self.tt.close()
-            self.tt = TranspositionTable(megabytes)
-
-    def skip_iteration(self, depth: int) -> bool:
-        """Whether iterative deepening skips this depth: never for the main search (helpers do, engine.smp)."""
-        return False
-
-    def total_nodes(self) -> int:
-        """Nodes of this search, the helpers' included."""
-        return self.nodes + (self.helpers.nodes() if self.helpers is not None else 0)
 
     def stop(self) -> None:
         """Ask the running search to stop as soon as possible (thread-safe): sets its stop flag."""
@@ -292,30 +252,16 @@ class Searcher:
         board: chess.Board,
         limits: Optional[Limits] = None,
         on_info: Optional[Callable[[SearchInfo], None]] = None,
-        stop: Optional[threading.Event] = None,
+        stop: Optional[StopFlag] = None,
     ) -> SearchResult:
         """Search the position within the limits and return the best move found.
 
-        stop: the caller's stop flag; setting it (from any thread) ends the search. The search
-        never clears it, so a stop set before the search has started is not lost. Without it
-        the search uses the searcher's own flag, cleared here; stop() sets either.
-        With helpers (set_threads), they search the same root until this search ends; a
-        strength-limited search (limits.elo) searches alone, its node budget being the point.
+        stop: the caller's stop flag (a threading.Event, or anything with is_set()); setting it
+        (from any thread) ends the search. The search never clears it, so a stop set before the
+        search has started is not lost. Without it the search uses the searcher's own flag,
+        cleared here; stop() sets either.
         """
         limits = limits or Limits()
-        if self.helpers is None or limits.elo is not None:
-            return self._search(board, limits, on_info, stop)
-        self.helpers.start(board, limits.searchmoves)
-        try:
-            result = self._search(board, limits, on_info, stop)
-        finally:
-            self.helpers.stop()
-        result.nodes = self.total_nodes()
-        return result
-
-    def _search(self, board: chess.Board, limits: Limits, on_info: Optional[Callable[[SearchInfo], None]],
-                stop: Optional[threading.Event]) -> SearchResult:
-        """search()'s work in this process (see there)."""
         self._start = time.perf_counter()
         if stop is None:
             stop = self._own_stop
@@ -373,7 +319,7 @@ class Searcher:
         lines: list[PVLine] = []  # the last completed depth's lines, best first
 
         for depth in range(1, max_depth + 1):
-            if self.skip_iteration(depth):
+            if self.skip is not None and self.skip(depth):
                 continue
             self._root_best = None
             done: list[PVLine] = []  # this depth's lines so far, best first
@@ -510,7 +456,7 @@ class Searcher:
         """A progress report for the callback."""
         if self._tb_root_score is not None and abs(score) < TB_WIN_BOUND:
             score = self._tb_root_score  # the root is in the tables: their verdict, unless the search found mate
-        return SearchInfo(depth, self.seldepth, score, bound, self.total_nodes(), time.perf_counter() - self._start,
+        return SearchInfo(depth, self.seldepth, score, bound, self.nodes, time.perf_counter() - self._start,
                           self.tt.hashfull(), pv, multipv, self.tbhits)
 
     def _tablebase_root(self, board: chess.Board, moves: list[chess.Move], limits: Limits) -> list[chess.Move]:
@@ -543,8 +489,11 @@ class Searcher:
         return ranking.moves
 
     def _poll(self) -> None:
-        """Every POLL_INTERVAL nodes: abort on stop, node limit or hard time limit."""
+        """Every POLL_INTERVAL nodes: publish the node count (publish_nodes), then abort on stop, node
+        limit or hard time limit."""
         nodes = self.nodes
+        if self.publish_nodes is not None:
+            self.publish_nodes(nodes)
         self._next_poll = nodes + self._poll_interval
         if self._node_limit:
             if nodes >= self._node_limit:
@@ -689,8 +638,7 @@ class Searcher:
                                        board.kings, occupied_co[0], occupied_co[1], us)
         keys.append(key)
         try:
-            moves = (pick_evasions(board, tt_move, killers, history.butterfly) if in_check else
-                     pick_moves(board, tt_move, killers, history.butterfly, capture_targets, check_masks, True))
+            moves = pick_moves(board, tt_move, killers, history.butterfly, capture_targets, check_masks, in_check)
             them_bb = occupied_co[not us]
             for move in moves:
                 if root_moves is not None and move not in root_moves:

@@ -232,9 +232,11 @@ class SharedStop:
     def __init__(self, control: Any, generation: int, parent: int) -> None:
         self.control, self.generation, self.parent = control, generation, parent
         self.next_parent_check = time.monotonic() + PARENT_CHECK
+        self.stopped = False  # set(): this helper stops on its own
 
     def is_set(self) -> bool:
-        if self.control[STOPPED] >= self.generation:
+        """Whether the helper's search must stop."""
+        if self.stopped or self.control[STOPPED] >= self.generation:
             return True
         now = time.monotonic()
         if now >= self.next_parent_check:
@@ -243,36 +245,45 @@ class SharedStop:
                 return True
         return False
 
+    def set(self) -> None:
+        """Stop this helper's search (the main search stops every helper through the control array)."""
+        self.stopped = True
 
-class HelperSearcher(Searcher):
-    """A Searcher on a shared table that publishes its node count and skips some iterations."""
+
+def skips(index: int, depth: int, game_ply: int) -> bool:
+    """Stockfish 9's rule: whether helper `index` skips this iteration of a search from a position
+    game_ply plies into its game (the module's description); depth 1 is never skipped."""
+    size = SKIP_SIZE[index % len(SKIP_SIZE)]
+    phase = SKIP_PHASE[index % len(SKIP_PHASE)]
+    return depth > 1 and ((depth + game_ply + phase) // size) % 2 == 1
+
+
+class HelperWork:
+    """What one helper process searches with: its searcher on the shared table, and the game ply
+    of the search it helps (its skip schedule depends on it)."""
 
     def __init__(self, index: int, control: Any, tt: TranspositionTable) -> None:
-        super().__init__(hash_mb=1)
-        self.tt.close()
-        self.tt = tt
         self.index = index
         self.control = control
-        self.skip_size = SKIP_SIZE[index % len(SKIP_SIZE)]
-        self.skip_phase = SKIP_PHASE[index % len(SKIP_PHASE)]
         self.game_ply = 0
+        self.searcher = Searcher(tt, skip=self.skip, publish_nodes=self.publish)
 
-    def _poll(self) -> None:
-        self.control[NODES + self.index] = self.nodes
-        super()._poll()
+    def skip(self, depth: int) -> bool:
+        """The searcher's iteration schedule (skips)."""
+        return skips(self.index, depth, self.game_ply)
 
-    def skip_iteration(self, depth: int) -> bool:
-        """Stockfish 9's rule for helper i (see the module's description); depth 1 is never skipped."""
-        return depth > 1 and ((depth + self.game_ply + self.skip_phase) // self.skip_size) % 2 == 1
+    def publish(self, nodes: int) -> None:
+        """Tell the main search how many nodes this helper has searched."""
+        self.control[NODES + self.index] = nodes
 
     def help(self, board: chess.Board, generation: int, searchmoves: list[chess.Move], parent: int) -> None:
         """Search the board until the main search stops this generation."""
         self.game_ply = board.ply()
         try:
-            self.search(board, Limits(infinite=True, searchmoves=searchmoves),
-                        stop=SharedStop(self.control, generation, parent))  # type: ignore[arg-type]
+            self.searcher.search(board, Limits(infinite=True, searchmoves=searchmoves),
+                                 stop=SharedStop(self.control, generation, parent))
         finally:
-            self.control[NODES + self.index] = self.nodes
+            self.publish(self.searcher.nodes)
 
 
 def die_with_parent() -> None:
@@ -300,7 +311,8 @@ def helper_main(index: int, conn: Connection, control: Any, table: str, megabyte
         # The table was resized while this helper was starting: the pool's ("table", ...) message
         # with the new one is on its way. Until it comes, a private table stands in.
         tt = TranspositionTable(1)
-    searcher = HelperSearcher(index, control, tt)
+    work = HelperWork(index, control, tt)
+    searcher = work.searcher
     if network is not None:
         searcher.evaluator = NetworkEvaluator(network)
     conn.send(("ready",))
@@ -319,7 +331,7 @@ def helper_main(index: int, conn: Connection, control: Any, table: str, megabyte
                 _, generation, board, searchmoves, age = message
                 searcher.tt.age = age  # the main search's generation of entries (its new_search() follows)
                 try:
-                    searcher.help(board, generation, searchmoves, parent)
+                    work.help(board, generation, searchmoves, parent)
                 finally:
                     conn.send(("done", generation))
             elif kind == "clear":
@@ -332,7 +344,7 @@ def helper_main(index: int, conn: Connection, control: Any, table: str, megabyte
                 old, searcher.tt = searcher.tt, new
                 old.close()
             elif kind == "network":
-                # Not set_evaluator(): that clears the table, which is the main search's to clear.
+                # The table is the main process's to clear (Engine.set_eval_file), the histories this helper's.
                 searcher.evaluator = NetworkEvaluator(message[1]) if message[1] is not None else None
                 searcher.history.clear()
             elif kind == "quit":

@@ -1,7 +1,7 @@
 """Perft and divide over python-chess boards, walking the engine's staged move picker.
 
 Every node's moves come from the pickers as the search asks for them:
-engine.movepick.pick_moves's pseudo-legal moves, or pick_evasions in check, each
+engine.movepick.pick_moves's pseudo-legal moves (its evasions in check), each
 kept only if SearchBoard.push_legal finds it legal, as in the search (the
 evaluation kernel's ILLEGAL_FLAG after the push). A correct count proves that
 the pickers yield each legal move exactly once and that the search's legality
@@ -21,7 +21,7 @@ import chess
 from garfish.engine.board import SearchBoard
 from garfish.engine.evaluate import evaluate_packed
 from garfish.engine.flags import IN_CHECK_FLAG
-from garfish.engine.movepick import pick_evasions, pick_moves
+from garfish.engine.movepick import pick_moves
 
 Hint = tuple[Optional[chess.Move], Optional[chess.Move], Optional[chess.Move]]
 _NONE: Hint = (None, None, None)
@@ -55,13 +55,9 @@ def _legal_moves(board: SearchBoard, packed: int, tt_move: Optional[chess.Move],
                  killer2: Optional[chess.Move]) -> Iterator[tuple[chess.Move, int]]:
     """The legal moves in the search's order, each yielded with the move already made
     (the caller pops it) and the evaluation kernel's result for the new position: the
-    picker's moves (pick_evasions when packed says in check), filtered as the search
+    picker's moves (its evasions when packed says in check), filtered as the search
     filters them."""
-    if packed & IN_CHECK_FLAG:
-        moves = pick_evasions(board, tt_move, (killer1, killer2), _NO_HISTORY)
-    else:
-        moves = pick_moves(board, tt_move, (killer1, killer2), _NO_HISTORY, pseudo=True)
-    for move in moves:
+    for move in pick_moves(board, tt_move, (killer1, killer2), _NO_HISTORY, in_check=packed & IN_CHECK_FLAG != 0):
         child = board.push_legal(move)
         if child is not None:
             yield move, child

@@ -23,7 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 FRAME = re.compile(r"^(?P<name>.+?) \((?P<file>[^():]+)(?::\d+)?\)$")
-SEARCH_ROOT = "Searcher._search"  # samples outside it (start-up, printing) are left out
+SEARCH_ROOT = "Searcher.search"  # samples outside it (start-up, printing) are left out
 
 
 def function_of(frame: str) -> str:

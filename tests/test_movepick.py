@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import random
+from typing import Optional
 
 import chess
 import pytest
 
 from garfish.engine.board import SearchBoard
 from garfish.engine.checks import gives_check
-from garfish.engine.movepick import capture_moves, pick_moves
+from garfish.engine.movepick import PROMOTION_RANK, capture_moves, is_good_capture, pick_moves, sort_quiets
 from garfish.engine.moves import MOVES_BY_CODE, decode, encode
 from garfish.engine.see import see_ge
 from garfish.perft.core import divide, perft
@@ -18,7 +19,38 @@ from conftest import data_missing
 from positions import random_game_boards
 
 
-def test_picker_yields_every_legal_move_once_with_any_hints() -> None:
+def reference_order(board: chess.Board, tt_move: Optional[chess.Move], killers: tuple[Optional[chess.Move], ...],
+                    history: list[int]) -> list[chess.Move]:
+    """The legal moves in the picker's staged order, made with python-chess's legal generator: the
+    TT move, good captures (MVV-LVA, SEE), killers, quiets (pieces en prise first, then by history),
+    bad captures."""
+    legal = list(board.legal_moves)
+    order = [tt_move] if tt_move in legal else []
+    good, bad = [], []
+    for move, attacker, victim in capture_moves(board):
+        if move not in order:
+            (good if is_good_capture(board, move, attacker, victim) else bad).append(move)
+    order += good
+    for killer in killers:
+        if (killer in legal and killer not in order and not killer.promotion  # type: ignore[union-attr]
+                and not board.is_capture(killer)):  # type: ignore[arg-type]
+            order.append(killer)  # type: ignore[arg-type]
+    promoting = board.pawns & PROMOTION_RANK[board.turn]
+    quiets = [m for m in legal if m not in order and not board.is_capture(m)
+              and not chess.BB_SQUARES[m.from_square] & promoting]
+    sort_quiets(board, quiets, history)
+    return order + quiets + bad
+
+
+def legal_picks(board: chess.Board, tt_move: Optional[chess.Move], killers: tuple[Optional[chess.Move], ...],
+                history: list[int], **hints: object) -> list[chess.Move]:
+    """The picker's moves for the board, as the search sees them: the legal ones, in its order."""
+    picked = list(pick_moves(SearchBoard.from_board(board), tt_move, killers, history,  # type: ignore[arg-type]
+                             in_check=board.is_check(), **hints))
+    return [move for move in picked if board.is_legal(move)]
+
+
+def test_picker_yields_every_legal_move_once_in_the_staged_order_with_any_hints() -> None:
     rng = random.Random(1)
     history = [rng.randint(-500, 500) for _ in range(8192)]
     for board in random_game_boards(games=40, seed=2):
@@ -26,11 +58,12 @@ def test_picker_yields_every_legal_move_once_with_any_hints() -> None:
         foreign = chess.Move.from_uci("a1h8")
         tt_move = rng.choice(legal + [None, foreign])
         killers = (rng.choice(legal + [None, foreign]), rng.choice(legal + [None]))
-        got = list(pick_moves(board, tt_move, killers, history))
+        got = legal_picks(board, tt_move, killers, history)
         assert len(got) == len(set(got)) == len(legal), board.fen()
         assert set(got) == set(legal)
         if tt_move in legal:
             assert got[0] == tt_move
+        assert got == reference_order(board, tt_move, killers, history), board.fen()
 
 
 def test_picker_orders_winning_capture_first_and_losing_capture_last() -> None:
@@ -38,10 +71,10 @@ def test_picker_orders_winning_capture_first_and_losing_capture_last() -> None:
     board = chess.Board("4k3/8/2p5/3p4/4P3/8/8/3QK3 w - - 0 1")
     board.set_piece_at(chess.D5, chess.Piece(chess.QUEEN, chess.BLACK))
     board.set_piece_at(chess.C6, chess.Piece(chess.PAWN, chess.BLACK))
-    moves = list(pick_moves(board, None, (None, None), [0] * 8192))
+    moves = legal_picks(board, None, (None, None), [0] * 8192)
     assert moves[0] == chess.Move.from_uci("e4d5")
     losing = chess.Board("4k3/8/2p5/3p4/8/8/8/3QK3 w - - 0 1")
-    moves = list(pick_moves(losing, None, (None, None), [0] * 8192))
+    moves = legal_picks(losing, None, (None, None), [0] * 8192)
     assert moves[-1] == chess.Move.from_uci("d1d5")
 
 
@@ -157,7 +190,9 @@ def test_check_restricted_picker_yields_all_checks_and_no_duplicates() -> None:
         black, white = board.occupied_co
         masks = check_masks_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
                                    board.kings, black, white, board.turn)
-        got = list(pick_moves(board, None, (None, None), [0] * 8192, check_masks=tuple(int(m) for m in masks)))
+        if board.is_check():
+            continue  # the search restricts the quiets only out of check
+        got = legal_picks(board, None, (None, None), [0] * 8192, check_masks=tuple(int(m) for m in masks))
         legal = set(board.legal_moves)
         assert len(got) == len(set(got)) and set(got) <= legal, board.fen()
         wanted = {m for m in legal if board.is_capture(m) or m.promotion
@@ -222,7 +257,7 @@ def test_quiet_moves_of_a_piece_en_prise_come_first() -> None:
     board = chess.Board("4b1k1/pn3pbp/6p1/8/2p1B3/2P3B1/PP3PPP/6K1 b - - 1 4")
     history = [0] * 8192
     history[4096 * 0 + chess.H7 * 64 + chess.H5] = 5000  # a quiet move with a big history score
-    moves = list(pick_moves(board, None, (None, None), history))
+    moves = legal_picks(board, None, (None, None), history)
     quiets = [m for m in moves if not board.is_capture(m)]
     knight_moves = {m for m in quiets if m.from_square == chess.B7}
     assert set(quiets[:len(knight_moves)]) == knight_moves
@@ -237,23 +272,6 @@ def test_in_check_flag_equals_python_chess() -> None:
         assert got == board.is_check(), board.fen()
         checks += got
     assert checks > 50
-
-
-def test_legality_of_tt_and_killer_moves_equals_python_chess() -> None:
-    from garfish.engine.movepick import is_legal_hint
-
-    rng = random.Random(35)
-    checked = illegal = 0
-    for board in random_game_boards(games=25, seed=35):
-        candidates = list(board.generate_pseudo_legal_moves())
-        # Moves from elsewhere in the tree: random squares, often not even pseudo-legal here.
-        candidates += [chess.Move(rng.randrange(64), rng.randrange(64)) for _ in range(5)]
-        for move in candidates:
-            expected = board.is_legal(move)
-            assert is_legal_hint(board, move) == expected, (board.fen(), move.uci())
-            checked += 1
-            illegal += not expected
-    assert checked > 10000 and illegal > 1000
 
 
 def test_evaluation_flags_tell_illegal_moves_and_checks() -> None:
@@ -289,16 +307,14 @@ def test_pseudo_legal_picker_yields_every_pseudo_legal_move_once() -> None:
         tt_move = rng.choice(pseudo + [None, chess.Move.from_uci("a1h8")])
         killers = (rng.choice(pseudo + [None]), rng.choice(pseudo + [None]))
         # The search's board: its capture stage lists captures with engine.captures' kernel.
-        got = list(pick_moves(SearchBoard.from_board(board), tt_move, killers, history, pseudo=True))
+        got = list(pick_moves(SearchBoard.from_board(board), tt_move, killers, history))
         assert len(got) == len(set(got)) == len(pseudo), board.fen()
         assert set(got) == set(pseudo)
         legal_order = [m for m in got if board.is_legal(m)]
-        assert legal_order == list(pick_moves(board, tt_move, killers, history)), board.fen()
+        assert legal_order == reference_order(board, tt_move, killers, history), board.fen()
 
 
-def test_evasion_picker_matches_the_staged_picker_in_check() -> None:
-    from garfish.engine.movepick import pick_evasions
-
+def test_evasion_picker_matches_the_staged_order_in_check() -> None:
     rng = random.Random(38)
     history = [rng.randint(-500, 500) for _ in range(8192)]
     in_check = extra = 0
@@ -309,7 +325,7 @@ def test_evasion_picker_matches_the_staged_picker_in_check() -> None:
         legal = list(board.legal_moves)
         tt_move = rng.choice(legal + [None, chess.Move.from_uci("a1h8")])
         killers = (rng.choice(legal + [None]), rng.choice(legal + [None]))
-        got = list(pick_evasions(board, tt_move, killers, history))
+        got = list(pick_moves(SearchBoard.from_board(board), tt_move, killers, history, in_check=True))
         # Pseudo-legal: every legal move once, in the staged picker's order, plus moves of pinned
         # pieces that the search's legality test rejects, all of them pseudo-legal. King steps
         # go only to squares the enemy does not attack.
@@ -317,6 +333,6 @@ def test_evasion_picker_matches_the_staged_picker_in_check() -> None:
         assert all(board.is_pseudo_legal(m) for m in got)
         king = board.king(board.turn)
         assert all(board.is_legal(m) for m in got if m.from_square == king), board.fen()
-        assert [m for m in got if board.is_legal(m)] == list(pick_moves(board, tt_move, killers, history))
+        assert [m for m in got if board.is_legal(m)] == reference_order(board, tt_move, killers, history)
         extra += len(got) - len(legal)
     assert in_check > 20 and extra >= 1  # a pinned piece's interposition or capture came through

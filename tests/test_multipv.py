@@ -10,6 +10,7 @@ from conftest import ENGINE_CMD, ROOT
 from garfish.engine import Limits, Searcher
 from garfish.engine.bench import run_bench
 from garfish.engine.search import SearchInfo
+from garfish.engine.tt import TranspositionTable
 
 MIDDLEGAME = "r1bqk2r/pppp1ppp/2n2n2/2b1p3/2B1P3/3P1N2/PPP2PPP/RNBQK2R w KQkq - 1 5"
 
@@ -19,18 +20,18 @@ def test_each_line_scores_as_its_remaining_moves_searched_alone() -> None:
     # Line 2 is the best of the root moves but line 1's: searched on its own (searchmoves), those
     # moves give the same move and about the same score (the TT's contents differ, so not exactly).
     board = chess.Board(MIDDLEGAME)
-    result = Searcher(8).search(board, Limits(depth=5, multipv=2))
+    result = Searcher(TranspositionTable(8)).search(board, Limits(depth=5, multipv=2))
     first, second = result.lines
     assert result.move == first.pv[0] and result.pv == first.pv and first.score == result.score
     rest = [move for move in board.legal_moves if move != first.pv[0]]
-    alone = Searcher(8).search(board, Limits(depth=5, searchmoves=rest))
+    alone = Searcher(TranspositionTable(8)).search(board, Limits(depth=5, searchmoves=rest))
     assert alone.move == second.pv[0]
     assert abs(alone.score - second.score) <= 30
 
 
 def test_the_callback_gets_every_line_of_every_depth_in_rank_order() -> None:
     reports: list[SearchInfo] = []
-    result = Searcher(8).search(chess.Board(MIDDLEGAME), Limits(depth=4, multipv=3), on_info=reports.append)
+    result = Searcher(TranspositionTable(8)).search(chess.Board(MIDDLEGAME), Limits(depth=4, multipv=3), on_info=reports.append)
     assert [(info.depth, info.multipv) for info in reports] == [(d, k) for d in range(1, 5) for k in (1, 2, 3)]
     assert all(info.bound == "exact" for info in reports)
     assert [(info.score, info.pv) for info in reports[-3:]] == [(line.score, line.pv) for line in result.lines]
@@ -39,7 +40,7 @@ def test_the_callback_gets_every_line_of_every_depth_in_rank_order() -> None:
 def test_a_search_stopped_within_a_depth_reports_what_is_complete() -> None:
     # Where each line of each depth ends (nodes), from the same search to depth 5 unstopped.
     board = chess.Board(MIDDLEGAME)
-    searcher = Searcher(8)
+    searcher = Searcher(TranspositionTable(8))
     ends: dict[tuple[int, int], int] = {}
     aspiration = searcher._aspiration
 
@@ -56,7 +57,7 @@ def test_a_search_stopped_within_a_depth_reports_what_is_complete() -> None:
     for done in range(3):
         nodes = ends[5, done] + 1 if done else ends[4, 3] + 1
         reports: list[SearchInfo] = []
-        result = Searcher(8).search(board, Limits(depth=5, multipv=3, nodes=nodes), on_info=reports.append)
+        result = Searcher(TranspositionTable(8)).search(board, Limits(depth=5, multipv=3, nodes=nodes), on_info=reports.append)
         final = reports[-3:]
         assert [info.multipv for info in final] == [1, 2, 3] and result.depth == 4
         assert [info.depth for info in final[:done]] == [5] * done

@@ -23,6 +23,7 @@ from garfish.engine.network import (
 from garfish.engine.nnue import SCORE_LIMIT, STATE_PLIES, NetworkBoard, NetworkEvaluator
 from garfish.engine.search import SearchInfo, Searcher
 from garfish.engine.types import Limits
+from garfish.engine.tt import TranspositionTable
 from positions import random_game_boards
 from test_network import random_network
 
@@ -275,32 +276,33 @@ def test_a_search_with_a_network_scores_with_it() -> None:
     # A queen hangs: taking it leaves a pawn against nothing, 100 cp by the material network; the
     # hand-written evaluation values the same ending otherwise.
     board = chess.Board("4k3/8/8/3q4/4P3/8/8/4K3 w - - 0 1")
-    result = Searcher(evaluator=NetworkEvaluator(material_network())).search(board, Limits(depth=3))
+    result = Searcher(TranspositionTable(), NetworkEvaluator(material_network())).search(board, Limits(depth=3))
     assert result.move == chess.Move.from_uci("e4d5") and result.score == 100
-    classic = Searcher().search(board, Limits(depth=3))
+    classic = Searcher(TranspositionTable()).search(board, Limits(depth=3))
     assert classic.move == result.move and classic.score != 100
     # Every static evaluation is 1234 for the side to move: the root's score is -1234 after one
     # ply, 1234 after two; every info line says so.
     infos: list[SearchInfo] = []
-    searcher = Searcher(evaluator=NetworkEvaluator(constant_network(1234)))
+    searcher = Searcher(TranspositionTable(), NetworkEvaluator(constant_network(1234)))
     result = searcher.search(chess.Board(), Limits(depth=2), on_info=infos.append)
     assert [(info.depth, info.score) for info in infos] == [(1, -1234), (2, 1234)]
     assert result.move in chess.Board().legal_moves and result.score == 1234
 
 
-def test_a_searcher_changes_its_evaluation_between_searches() -> None:
+def test_a_searcher_evaluates_with_the_evaluator_it_is_handed() -> None:
     board = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
-    searcher = Searcher(evaluator=NetworkEvaluator(constant_network(-77)))
+    searcher = Searcher(TranspositionTable(), NetworkEvaluator(constant_network(-77)))
     assert searcher.search(board, Limits(depth=1)).score == 77
-    searcher.set_evaluator(None)
-    assert searcher.search(board, Limits(depth=1)).score == Searcher().search(board, Limits(depth=1)).score
-    searcher.set_evaluator(NetworkEvaluator(constant_network(-77)))
+    searcher.evaluator = None
+    classic = Searcher(TranspositionTable()).search(board, Limits(depth=1)).score
+    assert searcher.search(board, Limits(depth=1)).score == classic
+    searcher.evaluator = NetworkEvaluator(constant_network(-77))
     assert searcher.search(board, Limits(depth=1)).score == 77
 
 
 def test_a_network_search_plays_legal_moves_in_random_and_chess960_games() -> None:
     evaluator = NetworkEvaluator(make_network(SCRELU, 32, 8, 255))
-    searcher = Searcher(evaluator=evaluator)
+    searcher = Searcher(TranspositionTable(), evaluator)
     for board in (chess.Board(), chess.Board.from_chess960_pos(123)):
         rng = random.Random(7)
         while not board.is_game_over() and board.ply() < 30:
@@ -310,15 +312,19 @@ def test_a_network_search_plays_legal_moves_in_random_and_chess960_games() -> No
 
 
 def test_python_api_network_example(capsys: pytest.CaptureFixture[str]) -> None:
-    # The second example of docs/python-api.md, as it stands: the engine's default network.
-    from garfish.engine.evalfile import DEFAULT_EVAL_FILE, load_evaluator
+    # The second example of docs/python-api.md, as it stands, on the engine of the first: the
+    # engine's default network, then the hand-written evaluation.
+    from garfish.engine.engine import Engine
+    from garfish.engine.evalfile import CLASSIC, DEFAULT_EVAL_FILE, load_evaluator
 
     page = (ROOT / "docs" / "python-api.md").read_text()
     second = page.index("```python", page.index("```python") + 1) + len("```python")
     code = page[second:page.index("```", second)]
-    namespace: dict = {"chess": chess, "Searcher": Searcher}
+    engine = Engine(hash_mb=1)
+    namespace: dict = {"chess": chess, "engine": engine}
     exec(compile(code, "docs/python-api.md (network)", "exec"), namespace)
     evaluator = load_evaluator(DEFAULT_EVAL_FILE)
     assert evaluator is not None
-    assert capsys.readouterr().out.strip() == str(evaluator.evaluate(chess.Board()))
-    assert namespace["searcher"].evaluator is None and namespace["network"].name == DEFAULT_EVAL_FILE
+    assert capsys.readouterr().out.splitlines() == [f"the network {evaluator.describe()}",
+                                                    str(evaluator.evaluate(chess.Board()))]
+    assert engine.evaluator is None and engine.eval_file == CLASSIC

@@ -13,6 +13,7 @@ import garfish.engine.search
 from garfish.engine import Limits, Searcher, SearchResult
 from garfish.engine.bench import run_bench
 from garfish.engine.search import FAST_POLL_INTERVAL, POLL_INTERVAL, SearchInfo
+from garfish.engine.tt import TranspositionTable
 from garfish.engine.timeman import SOFT_SHARE, time_budget
 from garfish.engine.types import MATE, MATE_BOUND, mate_in
 
@@ -75,10 +76,11 @@ def read_fens(path) -> list[str]:
 
 @pytest.mark.parametrize("n", [1, 2, 3])
 def test_mates_found_at_fixed_depth_and_proved(data, n: int) -> None:
-    searcher = Searcher(8)
+    searcher = Searcher(TranspositionTable(8))
     claimed, missed = 0, []
     for fen in read_fens(data / "mates" / f"mate{n}.fen"):
         board = chess.Board(fen)
+        searcher.tt.clear()
         searcher.new_game()
         result = searcher.search(board, Limits(depth=SEARCH_DEPTH_FOR_MATE[n]))
         assert result.move is not None and board.is_legal(result.move)
@@ -103,11 +105,12 @@ def test_mates_found_at_fixed_depth_and_proved(data, n: int) -> None:
 
 
 def test_wac_subset_at_fixed_depth(data) -> None:
-    searcher = Searcher(16)
+    searcher = Searcher(TranspositionTable(16))
     lines = [line for line in open(data / "tactical" / "wac.epd", encoding="utf-8") if line.strip()][:60]
     solved = 0
     for line in lines:
         board, ops = chess.Board.from_epd(line)
+        searcher.tt.clear()
         searcher.new_game()
         move = searcher.search(board, Limits(depth=5)).move
         solved += move in ops.get("bm", []) and move not in ops.get("am", [])
@@ -122,10 +125,11 @@ def test_bench_is_deterministic() -> None:
 
 
 def test_same_node_limit_gives_the_same_search_twice() -> None:
-    searcher = Searcher(8)
+    searcher = Searcher(TranspositionTable(8))
     board = chess.Board("r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4")
     results = []
     for _ in range(2):
+        searcher.tt.clear()
         searcher.new_game()
         results.append(searcher.search(board, Limits(nodes=3000)))
     assert results[0].nodes == results[1].nodes <= 3000
@@ -135,11 +139,11 @@ def test_same_node_limit_gives_the_same_search_twice() -> None:
 def test_two_searchers_side_by_side_match_sequential_results() -> None:
     fens = ["r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3",
             "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1"]
-    expected = [Searcher(4).search(chess.Board(f), Limits(depth=5)) for f in fens]
+    expected = [Searcher(TranspositionTable(4)).search(chess.Board(f), Limits(depth=5)) for f in fens]
     results: list = [None, None]
 
     def work(i: int) -> None:
-        results[i] = Searcher(4).search(chess.Board(fens[i]), Limits(depth=5))
+        results[i] = Searcher(TranspositionTable(4)).search(chess.Board(fens[i]), Limits(depth=5))
 
     threads = [threading.Thread(target=work, args=(i,)) for i in range(2)]
     for t in threads:
@@ -151,7 +155,7 @@ def test_two_searchers_side_by_side_match_sequential_results() -> None:
 
 
 def test_node_limit_and_depth_limit_are_honoured() -> None:
-    searcher = Searcher(4)
+    searcher = Searcher(TranspositionTable(4))
     for limit in (1, 50, 777, 4000):
         result = searcher.search(chess.Board(), Limits(nodes=limit))
         assert 0 < result.nodes <= limit and result.move in chess.Board().legal_moves
@@ -169,7 +173,7 @@ def test_a_search_stopped_inside_depth_1_still_reports_a_score_with_its_move(nod
     for uci in ("f1a6", "b7a6", "e1f2", "f8e7"):
         board.push_uci(uci)
     reports: list = []
-    result = Searcher(4).search(board, Limits(nodes=nodes), on_info=reports.append)
+    result = Searcher(TranspositionTable(4)).search(board, Limits(nodes=nodes), on_info=reports.append)
     assert result.move in board.legal_moves and reports, result
     assert reports[-1].pv[0] == result.move and reports[-1].score == result.score and abs(result.score) < MATE_BOUND
 
@@ -194,7 +198,7 @@ def act_on_report(searcher: Searcher, when: Callable[[SearchInfo], bool],
 def test_stop_from_another_thread_returns_a_legal_move_quickly() -> None:
     # Stopped from another thread once depth 4 is done, the search ends within one poll of its
     # stop flag: "quickly" counted in nodes, which no busy machine changes.
-    searcher = Searcher(4)
+    searcher = Searcher(TranspositionTable(4))
     board = chess.Board(KIWIPETE)
     on_info, nodes_after = act_on_report(searcher, lambda info: info.depth >= 4, searcher.stop)
     result = searcher.search(board, Limits(infinite=True), on_info=on_info)
@@ -205,7 +209,7 @@ def test_stop_from_another_thread_returns_a_legal_move_quickly() -> None:
 def test_the_callers_stop_flag_is_never_cleared_by_the_search() -> None:
     # The caller owns the flag: a stop set before the search thread has even started ends the
     # search at once (the UCI thread no longer resends stop until the search notices).
-    searcher = Searcher(4)
+    searcher = Searcher(TranspositionTable(4))
     board = chess.Board()
     stop = threading.Event()
     stop.set()
@@ -228,7 +232,7 @@ def test_the_callers_stop_flag_is_never_cleared_by_the_search() -> None:
 
 
 def test_movetime_hard_limit_stops_the_search() -> None:
-    searcher = Searcher(4)
+    searcher = Searcher(TranspositionTable(4))
     start = time.perf_counter()
     result = searcher.search(chess.Board(), Limits(movetime=0.3))
     # Without the limit this search would never end. With it, it ends at its first poll of the
@@ -241,7 +245,7 @@ def test_movetime_hard_limit_stops_the_search() -> None:
 def ponder_then_hit(when: Callable[[Searcher, SearchInfo], bool]) -> tuple[int, SearchResult]:
     """Ponder on a 60 s clock, send ponderhit from another thread after the first report for which
     when(searcher, report) holds; (nodes searched after the ponderhit, the result)."""
-    searcher = Searcher(4)
+    searcher = Searcher(TranspositionTable(4))
     board = chess.Board(KIWIPETE)
     on_info, nodes_after = act_on_report(searcher, lambda info: when(searcher, info), searcher.ponderhit)
     result = searcher.search(board, Limits(wtime=60.0, btime=60.0, ponder=True), on_info=on_info)
@@ -277,7 +281,7 @@ def test_losing_side_repeats_the_position_for_a_draw() -> None:
     board = chess.Board("6k1/5ppp/5n2/8/8/8/5PPP/3Q2K1 w - - 0 1")
     for move in ("d1d2", "f6g4", "d2d1", "g4f6", "d1d2", "f6g4", "d2d1"):
         board.push_uci(move)
-    result = Searcher(8).search(board, Limits(depth=5))
+    result = Searcher(TranspositionTable(8)).search(board, Limits(depth=5))
     assert result.move == chess.Move.from_uci("g4f6") and result.score == 0
 
 
@@ -293,7 +297,7 @@ def test_game_keys_cover_the_history() -> None:
 
 
 def test_fifty_move_rule_and_bare_kings_are_draws() -> None:
-    searcher = Searcher(4)
+    searcher = Searcher(TranspositionTable(4))
     # Rook up, but the fifty-move counter is at 99: any non-capture move draws.
     board = chess.Board("4k3/8/8/8/8/8/8/R3K3 w - - 99 80")
     result = searcher.search(board, Limits(depth=3))
@@ -303,7 +307,7 @@ def test_fifty_move_rule_and_bare_kings_are_draws() -> None:
 
 
 def test_no_legal_move_returns_none() -> None:
-    searcher = Searcher(4)
+    searcher = Searcher(TranspositionTable(4))
     mated = chess.Board("rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3")
     result = searcher.search(mated, Limits(depth=3))
     assert result.move is None and result.score == -MATE
@@ -313,7 +317,7 @@ def test_no_legal_move_returns_none() -> None:
 
 
 def test_searchmoves_restrict_the_root_and_mate_limit_stops() -> None:
-    searcher = Searcher(4)
+    searcher = Searcher(TranspositionTable(4))
     board = chess.Board()
     only = chess.Move.from_uci("a2a3")
     assert searcher.search(board, Limits(depth=3, searchmoves=[only])).move == only
@@ -355,9 +359,9 @@ def test_tiny_clock_aborts_even_the_first_iteration(monkeypatch: pytest.MonkeyPa
     # position whose depth 1 takes 423 nodes: the search must stop at its first poll, inside depth 1,
     # which a budget this small makes after FAST_POLL_INTERVAL nodes, not the usual POLL_INTERVAL.
     board = chess.Board("4rrk1/pp1n3p/3q2pQ/2p1pb2/2PP4/2P3N1/P2B2PP/4RRK1 b - - 7 19")
-    assert Searcher(4).search(board, Limits(depth=1)).nodes > POLL_INTERVAL  # depth 1 outlasts a poll
+    assert Searcher(TranspositionTable(4)).search(board, Limits(depth=1)).nodes > POLL_INTERVAL  # depth 1 outlasts a poll
     monkeypatch.setattr(garfish.engine.search, "time", SteppingClock())
-    result = Searcher(4).search(board, Limits(wtime=0.04, btime=0.04, move_overhead=0.02))
+    result = Searcher(TranspositionTable(4)).search(board, Limits(wtime=0.04, btime=0.04, move_overhead=0.02))
     assert result.move in board.legal_moves and result.depth == 0 and result.nodes <= FAST_POLL_INTERVAL
 
 
@@ -367,7 +371,7 @@ def test_an_attacked_piece_escapes_before_late_move_pruning() -> None:
     # the depth-8 search saw the knight lost and scored dxc4 at -95. Escapes now come first.
     board = chess.Board("3rb1k1/pq3pbp/4n1p1/3p4/2N5/2P2QB1/PP3PPP/1B1R2K1 b - - 0 1")
     for depth in (6, 7, 8, 9):
-        result = Searcher().search(board, Limits(depth=depth, searchmoves=[chess.Move.from_uci("d5c4")]))
+        result = Searcher(TranspositionTable()).search(board, Limits(depth=depth, searchmoves=[chess.Move.from_uci("d5c4")]))
         assert result.score > 50, (depth, result.score)
 
 
@@ -378,6 +382,6 @@ def test_a_lone_minor_piece_in_zugzwang_does_not_hide_a_mate() -> None:
     from garfish.engine.evalfile import DEFAULT_EVAL_FILE, load_evaluator
 
     for evaluator in (None, load_evaluator(DEFAULT_EVAL_FILE)):
-        result = Searcher(8, evaluator=evaluator).search(chess.Board("kbK5/pp6/1P6/8/8/8/8/R7 w - - 0 1"),
+        result = Searcher(TranspositionTable(8), evaluator).search(chess.Board("kbK5/pp6/1P6/8/8/8/8/R7 w - - 0 1"),
                                                          Limits(depth=5))
         assert result.move == chess.Move.from_uci("a1a6") and result.score == mate_in(3)

@@ -14,6 +14,7 @@ from garfish.engine.skill import (BEST_LINE_ELO, ELO_MAX, ELO_MIN, KNEE_ELO, MAR
                                   MISS_AT_KNEE, MISS_AT_MIN, SKILL_MULTIPV, Skill)
 from garfish.engine.timeman import time_budget
 from garfish.engine.types import MATE_BOUND, mate_in, mated_in
+from garfish.engine.tt import TranspositionTable
 
 # White's queen on d4 is attacked by the pawn on c5: every move but a queen move drops it.
 QUEEN_EN_PRISE = "rnbqkbnr/pp1ppppp/8/2p5/3Q4/8/PPP1PPPP/RNB1KBNR w KQkq - 0 3"
@@ -85,9 +86,10 @@ def test_choose_strays_from_the_best_line_less_as_the_elo_rises() -> None:
 # --------------------------------------------------------------------------- the search
 def test_the_same_seed_plays_the_same_moves() -> None:
     def moves(seed: int) -> list[chess.Move]:
-        searcher = Searcher(4, seed=seed)
+        searcher = Searcher(TranspositionTable(4), seed=seed)
         found = []
         for fen in BENCH_FENS[:12]:
+            searcher.tt.clear()
             searcher.new_game()
             found.append(searcher.search(chess.Board(fen), Limits(elo=1100)).move)
         return found
@@ -99,9 +101,10 @@ def test_the_same_seed_plays_the_same_moves() -> None:
 def test_at_the_lowest_elo_moves_are_legal_quick_and_never_miss_a_mate_in_one(data) -> None:
     budget = Skill(ELO_MIN).nodes
     for seed in range(3):
-        searcher = Searcher(4, seed=seed)
+        searcher = Searcher(TranspositionTable(4), seed=seed)
         for fen in read_fens(data / "mates" / "mate1.fen"):
             board = chess.Board(fen)
+            searcher.tt.clear()
             searcher.new_game()
             result = searcher.search(board, Limits(wtime=60, btime=60, elo=ELO_MIN))
             assert result.move in board.legal_moves and result.score >= MATE_BOUND
@@ -117,8 +120,9 @@ def test_the_best_line_is_played_far_more_often_at_1900_than_at_1000() -> None:
         """The share of searches whose move is not their own line 1."""
         count = total = 0
         for seed in range(2):
-            searcher = Searcher(4, seed=seed)
+            searcher = Searcher(TranspositionTable(4), seed=seed)
             for fen in BENCH_FENS:
+                searcher.tt.clear()
                 searcher.new_game()
                 result = searcher.search(chess.Board(fen), Limits(elo=elo, nodes=nodes))
                 count += result.move != result.lines[0].pv[0]
@@ -133,9 +137,10 @@ def test_the_best_line_is_played_far_more_often_at_1900_than_at_1000() -> None:
 def test_the_nodes_per_move_shrink_with_the_elo() -> None:
     totals = []
     for elo in (1000, 1200, 1400, 1600):
-        searcher = Searcher(4, seed=0)
+        searcher = Searcher(TranspositionTable(4), seed=0)
         total = 0
         for fen in BENCH_FENS[:8]:
+            searcher.tt.clear()
             searcher.new_game()
             total += searcher.search(chess.Board(fen), Limits(elo=elo)).nodes
         totals.append(total)
@@ -145,7 +150,7 @@ def test_the_nodes_per_move_shrink_with_the_elo() -> None:
 @pytest.mark.parametrize("elo", [1800, 1900, ELO_MAX])
 def test_a_queen_en_prise_is_never_left_at_1800_and_above(elo: int) -> None:
     board = chess.Board(QUEEN_EN_PRISE)
-    result = Searcher(4, seed=elo).search(board, Limits(elo=elo, nodes=8000))  # a cap of our own: a short test
+    result = Searcher(TranspositionTable(4), seed=elo).search(board, Limits(elo=elo, nodes=8000))  # a cap of our own: a short test
     assert result.move is not None and result.move.from_square == QUEEN
     # Whatever the draw, no line that leaves the queen is within the margin.
     skill, rng = Skill(elo), random.Random(elo)
@@ -159,7 +164,7 @@ def test_a_limited_engine_still_obeys_the_clock() -> None:
     limits = Limits(wtime=0.5, btime=0.5, elo=ELO_MAX - 1)  # the top limited level: a big node budget
     _, maximum = time_budget(limits, board.turn)
     assert maximum is not None and Skill(ELO_MAX - 1).nodes > 20000
-    result = Searcher(4, seed=0).search(board, limits)
+    result = Searcher(TranspositionTable(4), seed=0).search(board, limits)
     assert result.move in board.legal_moves
     # The clock, not the node budget, ended it: the budget is out of reach in the clock's 67 ms
     # (it would take a million nodes a second, ten times this engine's speed on a fast machine),
@@ -174,10 +179,10 @@ def test_the_top_setting_searches_as_the_full_engine() -> None:
     """UCI_Elo at ELO_MAX (and above) has no node budget and one line: the same search, node for
     node, as no strength limit at all, where the setting below it stops at its budget."""
     board = chess.Board(BENCH_FENS[1])
-    full = Searcher(4, seed=0).search(board, Limits(depth=9))
+    full = Searcher(TranspositionTable(4), seed=0).search(board, Limits(depth=9))
     for elo in (ELO_MAX, ELO_MAX + 300):
-        top = Searcher(4, seed=0).search(board, Limits(depth=9, elo=elo))
+        top = Searcher(TranspositionTable(4), seed=0).search(board, Limits(depth=9, elo=elo))
         assert (top.nodes, top.move, len(top.lines)) == (full.nodes, full.move, 1)
     below = Skill(ELO_MAX - 1).nodes
     assert below is not None and full.nodes > below  # the depth-9 search needs more than the budget below
-    assert Searcher(4, seed=0).search(board, Limits(depth=9, elo=ELO_MAX - 1)).nodes < full.nodes
+    assert Searcher(TranspositionTable(4), seed=0).search(board, Limits(depth=9, elo=ELO_MAX - 1)).nodes < full.nodes

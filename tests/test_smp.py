@@ -14,8 +14,10 @@ import numpy as np
 import pytest
 
 from garfish.engine.bench import BENCH_FENS
+from garfish.engine.engine import Engine
+from garfish.engine.evalfile import CLASSIC
 from garfish.engine.search import Searcher, SearchInfo, SearchResult
-from garfish.engine.smp import SKIP_PHASE, SKIP_SIZE, HelperSearcher
+from garfish.engine.smp import skips
 from garfish.engine.tt import TranspositionTable, unpack
 from garfish.engine.types import Limits
 from conftest import children, cpu_seconds, wait_gone
@@ -37,12 +39,12 @@ def entries(tt: TranspositionTable) -> int:
     return int(np.count_nonzero(tt.data))
 
 
-def search_with_helpers(searcher: Searcher, board: chess.Board,
+def search_with_helpers(engine: Engine, board: chess.Board,
                         searchmoves: Optional[list[chess.Move]] = None) -> SearchResult:
     """Search the board with the helpers, holding the main search after depth HOLD_DEPTH until they
     have searched HELPER_NODES nodes, then stopping it: the helpers' share of the work does not
     depend on how much CPU they get (a busy machine only makes the wait longer)."""
-    pool = searcher.helpers
+    pool = engine.helpers
     assert pool is not None
     stop = threading.Event()
 
@@ -53,23 +55,23 @@ def search_with_helpers(searcher: Searcher, board: chess.Board,
                 time.sleep(0.01)
             stop.set()
 
-    result = searcher.search(board, Limits(infinite=True, searchmoves=searchmoves or []), on_info=hold, stop=stop)
+    result = engine.search(board, Limits(infinite=True, searchmoves=searchmoves or []), on_info=hold, stop=stop)
     assert pool.nodes() >= HELPER_NODES, f"the helpers searched {pool.nodes()} nodes in {WORK_TIMEOUT} s"
     return result
 
 
-def assert_the_helpers_filled_the_table(searcher: Searcher, board: chess.Board, result: SearchResult) -> None:
+def assert_the_helpers_filled_the_table(engine: Engine, board: chess.Board, result: SearchResult) -> None:
     """After search_with_helpers: the helpers' nodes are counted in the result and their entries
     are in the main search's table."""
-    pool = searcher.helpers
-    assert pool is not None
+    pool, searcher = engine.helpers, engine.searcher
+    assert pool is not None and searcher is not None and searcher.tt is engine.tt
     pool.settle()  # the helpers have stopped: their counts and the table are final
     # The result counts the helpers' nodes as they were when the main search ended (they go on to
     # their next poll, at most 256 nodes more each).
     assert searcher.nodes + HELPER_NODES <= result.nodes <= searcher.nodes + pool.nodes()
     # The main search alone, to the same node count, stores a fraction of the entries: the helpers
     # searched over ten times its nodes into the same table.
-    alone = Searcher(searcher.tt.megabytes)
+    alone = Searcher(TranspositionTable(searcher.tt.megabytes))
     alone.search(board, Limits(nodes=searcher.nodes))
     assert entries(searcher.tt) > 2 * entries(alone.tt), (entries(searcher.tt), entries(alone.tt))
 
@@ -80,13 +82,12 @@ def warnings() -> list[str]:
 
 
 @pytest.fixture
-def threaded(warnings: list[str]) -> Iterator[Searcher]:
-    """A searcher with one helper process, started and ready."""
-    searcher = Searcher(16)
-    searcher.set_threads(2, warnings.append)
-    assert searcher.helpers is not None and searcher.helpers.wait_ready(READY_TIMEOUT)
-    yield searcher
-    searcher.close()
+def threaded(warnings: list[str]) -> Iterator[Engine]:
+    """An engine with one helper process, started and ready."""
+    engine = Engine(16, CLASSIC, threads=2, on_message=warnings.append)
+    assert engine.helpers is not None and engine.helpers.wait_ready(READY_TIMEOUT)
+    yield engine
+    engine.close()
 
 
 def test_a_torn_entry_fails_its_key_check() -> None:
@@ -109,16 +110,14 @@ def test_a_torn_entry_fails_its_key_check() -> None:
 
 
 def test_the_helpers_skip_iterations_as_stockfish_9_did() -> None:
-    skipped = []
-    for index in range(4):
-        helper = HelperSearcher.__new__(HelperSearcher)
-        helper.skip_size, helper.skip_phase, helper.game_ply = SKIP_SIZE[index], SKIP_PHASE[index], 0
-        skipped.append([depth for depth in range(1, 9) if helper.skip_iteration(depth)])
+    skipped = [[depth for depth in range(1, 9) if skips(index, depth, 0)] for index in range(4)]
     assert skipped == [[3, 5, 7], [2, 4, 6, 8], [2, 3, 6, 7], [2, 5, 6]]
-    assert not Searcher(1).skip_iteration(5)
+    # The schedule moves with the game's ply; depth 1 is never skipped.
+    assert [depth for depth in range(1, 9) if skips(0, depth, 1)] == [2, 4, 6, 8]
+    assert not any(skips(index, 1, ply) for index in range(20) for ply in range(8))
 
 
-def test_helpers_search_with_the_main_search_and_share_its_table(threaded: Searcher, warnings: list[str]) -> None:
+def test_helpers_search_with_the_main_search_and_share_its_table(threaded: Engine, warnings: list[str]) -> None:
     board = chess.Board(BENCH_FENS[3])
     result = search_with_helpers(threaded, board)
     assert result.move in board.legal_moves
@@ -129,10 +128,11 @@ def test_helpers_search_with_the_main_search_and_share_its_table(threaded: Searc
     assert warnings == []
 
 
-def test_resizing_the_table_and_a_new_game_reach_the_helpers(threaded: Searcher, warnings: list[str]) -> None:
+def test_resizing_the_table_and_a_new_game_reach_the_helpers(threaded: Engine, warnings: list[str]) -> None:
     board = chess.Board()
     threaded.search(board, Limits(depth=4))
-    threaded.resize_hash(8)
+    threaded.set_hash(8)
+    assert threaded.tt is not None
     assert threaded.tt.megabytes == 8 and threaded.tt.block is not None
     threaded.new_game()
     assert threaded.tt.hashfull() == 0
@@ -142,7 +142,7 @@ def test_resizing_the_table_and_a_new_game_reach_the_helpers(threaded: Searcher,
     assert warnings == []
 
 
-def test_a_helper_that_dies_is_reported_and_started_again(threaded: Searcher, warnings: list[str]) -> None:
+def test_a_helper_that_dies_is_reported_and_started_again(threaded: Engine, warnings: list[str]) -> None:
     pool = threaded.helpers
     assert pool is not None
     pool.helpers[0].process.kill()  # type: ignore[union-attr]
@@ -157,14 +157,17 @@ def test_a_helper_that_dies_is_reported_and_started_again(threaded: Searcher, wa
 
 
 def test_threads_one_is_a_private_table_again(warnings: list[str]) -> None:
-    searcher = Searcher(4)
-    searcher.set_threads(3, warnings.append)
-    assert searcher.helpers is not None and searcher.helpers.count == 2 and searcher.tt.block is not None
-    pids = [helper.process.pid for helper in searcher.helpers.helpers]  # type: ignore[union-attr]
-    searcher.set_threads(1, warnings.append)
-    assert searcher.helpers is None and searcher.tt.block is None and searcher.tt.megabytes == 4
+    engine = Engine(4, CLASSIC, on_message=warnings.append)
+    engine.set_threads(3)
+    assert engine.helpers is not None and engine.helpers.count == 2 and engine.threads == 3
+    assert engine.tt is not None and engine.tt.block is not None and engine.searcher is not None
+    assert engine.searcher.tt is engine.tt
+    pids = [helper.process.pid for helper in engine.helpers.helpers]  # type: ignore[union-attr]
+    engine.set_threads(1)
+    assert engine.helpers is None and engine.tt.block is None and engine.tt.megabytes == 4
+    assert engine.searcher.tt is engine.tt
     assert wait_gone(pids, GONE_TIMEOUT) == []
-    assert searcher.search(chess.Board(), Limits(depth=4)).move is not None
+    assert engine.search(chess.Board(), Limits(depth=4)).move is not None
 
 
 def is_ready_helper(pid: int) -> bool:

@@ -21,6 +21,7 @@ from garfish.arena.rules import game_outcome
 from garfish.engine.search import Searcher
 from garfish.engine.syzygy import Tablebases, TablebaseError
 from garfish.engine.types import MATE_BOUND, TB_WIN, TB_WIN_BOUND, Limits
+from garfish.engine.tt import TranspositionTable
 from garfish.uci.main import main
 from test_uci_engine import Session, bestmoves, errors
 
@@ -68,7 +69,7 @@ def think(session: Session, fen: str, moves: list[str], command: str = GO) -> li
     session.engine.handle(f"position fen {fen}" + (f" moves {' '.join(moves)}" if moves else ""))
     session.output()
     session.engine.handle(command)
-    thread = session.engine.search_thread
+    thread = session.engine.engine.search_thread
     assert thread is not None
     thread.join(60)
     assert not thread.is_alive(), "no bestmove within a minute"
@@ -211,8 +212,7 @@ def test_the_root_keeps_only_the_fastest_winning_moves(syzygy: Path, tables: che
     assert ranking.score == TB_WIN and 1 <= ranking.probes < legal  # it stops at a fastest win
     for first in fastest:  # the move probed first (the TT's) is kept when it is one of them
         assert tablebase.rank_root_moves(board, list(board.legal_moves), first=first).moves == [first]
-    searcher = Searcher(1)
-    searcher.tablebase = tablebase
+    searcher = Searcher(TranspositionTable(1), tablebase=tablebase)
     infos = []
     result = searcher.search(board, Limits(depth=3), on_info=infos.append)
     assert result.move in fastest and infos[-1].tbhits == ranking.probes
@@ -240,12 +240,13 @@ def test_the_probe_limit_and_path_switch_probing_off(uci: Session) -> None:
     uci.send("setoption name SyzygyProbeLimit value 7")
     assert " tbhits 0 " not in think(uci, KQVKR, [], "go depth 2")[-2]
     assert uci.send("setoption name SyzygyPath value <empty>") == []
-    assert uci.engine.searcher is not None and uci.engine.searcher.tablebase is None
+    assert uci.engine.engine.searcher is not None and uci.engine.engine.searcher.tablebase is None
+    assert uci.engine.engine.tablebase is None
     assert " tbhits 0 " in think(uci, KQVKR, [], "go depth 2")[-2]
 
 
 def test_the_other_options_reach_the_tables(uci: Session, syzygy: Path) -> None:
-    searcher = uci.engine.searcher
+    searcher = uci.engine.engine.searcher
     assert searcher is not None and searcher.tablebase is not None
     uci.send("setoption name SyzygyProbeDepth value 5", "setoption name Syzygy50MoveRule value false",
              "setoption name SyzygyProbeLimit value 3")
@@ -279,7 +280,7 @@ def test_several_folders_are_separated_as_paths_are(syzygy: Path, tmp_path: Path
 
 
 def test_a_bad_path_is_refused_and_the_previous_tables_kept(uci: Session, syzygy: Path, tmp_path: Path) -> None:
-    searcher = uci.engine.searcher
+    searcher = uci.engine.engine.searcher
     assert searcher is not None
     kept = searcher.tablebase
     bad_magic = some_tables(tmp_path / "bad", syzygy)
@@ -294,7 +295,7 @@ def test_a_bad_path_is_refused_and_the_previous_tables_kept(uci: Session, syzygy
         lines = uci.send(f"setoption name SyzygyPath value {path}")
         assert len(lines) == 1 and lines[0].startswith(f"info string error: could not use SyzygyPath '{path}': ")
         assert why in lines[0] and lines[0].endswith(f"; keeping the tablebases of '{syzygy}'"), lines
-        assert searcher.tablebase is kept and uci.engine.syzygy_path.value == str(syzygy)
+        assert searcher.tablebase is kept and uci.engine.options.syzygy_path.value == str(syzygy)
     lines = think(uci, KRVK, [], "go depth 2")
     assert not errors(lines) and " score cp 20000 " in lines[-2] and " tbhits 0 " not in lines[-2]  # still served
     fresh = Session()
@@ -335,9 +336,8 @@ def test_a_table_that_fails_is_reported_once_and_the_search_goes_on(uci: Session
 def test_a_table_that_fails_inside_the_tree_stops_the_probes(syzygy: Path, tmp_path: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     failures: list[str] = []
-    searcher = Searcher(1)
     folder = corrupt_tables(tmp_path / "corrupt", syzygy, "KRNvK", monkeypatch)
-    searcher.tablebase = Tablebases(str(folder), on_failure=failures.append)
+    searcher = Searcher(TranspositionTable(1), tablebase=Tablebases(str(folder), on_failure=failures.append))
     result = searcher.search(chess.Board(FIVE_MEN), Limits(depth=4))
     assert len(failures) == 1 and failures[0].startswith("Syzygy probe failed in ") and "IndexError" in failures[0]
     assert result.move in chess.Board(FIVE_MEN).legal_moves and searcher.tablebase.cardinality == 0

@@ -53,7 +53,7 @@ def go(session: Session, position: str, command: str = GAME_CLOCK) -> tuple[list
     session.output()
     start = time.perf_counter()
     session.engine.handle(command)
-    thread = session.engine.search_thread
+    thread = session.engine.engine.search_thread
     assert thread is not None
     thread.join(THREAD_TIMEOUT)
     assert not thread.is_alive(), f"no bestmove within {THREAD_TIMEOUT} s"
@@ -154,7 +154,7 @@ def test_go_ponder_in_book_waits_for_ponderhit_then_plays_the_book_move(uci: Ses
     early = uci.go_until_held(f"go ponder {GAME_CLOCK[3:]}")  # until its book move waits for ponderhit
     assert not bestmoves(early), early  # UCI: no bestmove before ponderhit or stop
     uci.engine.handle("ponderhit")
-    thread = uci.engine.search_thread
+    thread = uci.engine.engine.search_thread
     assert thread is not None
     thread.join(THREAD_TIMEOUT)
     lines = early + uci.output()
@@ -192,7 +192,7 @@ def test_a_bad_book_file_is_reported_and_the_previous_book_kept(uci: Session, ki
     error = errors(lines)
     assert len(error) == 1 and f"could not use the book '{path}'" in error[0] and reason in error[0], lines
     assert error[0].endswith(f"keeping the book '{books / 'performance.bin'}'")
-    assert uci.engine.book_file.value == str(books / "performance.bin")
+    assert uci.engine.options.book_file.value == str(books / "performance.bin")
     lines, _ = go(uci, "position startpos")
     assert "performance.bin" in book_lines(lines)[0] and bestmoves(lines)[0] in START_MOVES
 
@@ -213,7 +213,7 @@ def test_without_a_working_book_the_engine_still_plays(kind: str, tmp_path: Path
 def test_an_empty_book_file_switches_the_book_off(uci: Session) -> None:
     for empty in ("<empty>", ""):
         uci.send(f"setoption name BookFile value {empty}")
-        assert uci.engine.book is None and uci.engine.book_file.value == ""
+        assert uci.engine.engine.book is None and uci.engine.options.book_file.value == ""
         lines, _ = go(uci, "position startpos", "go wtime 1000 btime 1000")
         assert searched(lines) and not book_lines(lines) and not errors(lines)
 

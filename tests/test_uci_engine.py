@@ -18,7 +18,8 @@ from garfish.engine.evalfile import DEFAULT_EVAL_FILE
 from garfish.engine.search import SearchResult
 from garfish.engine.types import Limits
 from garfish.uci.options import OptionError, Spin
-from garfish.uci.protocol import UciEngine, fallback_move, parse_go
+from garfish.engine.engine import fallback_move
+from garfish.uci.protocol import UciEngine, parse_go
 
 
 def go(line: str, board: chess.Board | None = None) -> tuple[Limits, int | None, list[str]]:
@@ -102,7 +103,7 @@ class Session:
         """Handle the lines, let a search they started finish (stopping an infinite one), return the output."""
         for line in lines:
             self.engine.handle(line)
-        self.engine.finish_search()
+        self.engine.engine.wait()
         return self.output()
 
     def output(self) -> list[str]:
@@ -118,9 +119,9 @@ class Session:
         under way, or has ended (having printed a bestmove it should not have, for the caller to find).
         Waiting for these points, not for a time, keeps a busy machine from passing a broken engine."""
         release = WatchedEvent()  # the flag the search thread waits on before its bestmove
-        self.engine.release = release
+        self.engine.engine.release = release
         self.engine.handle(command)
-        thread = self.engine.search_thread
+        thread = self.engine.engine.search_thread
         assert thread is not None
         lines: list[str] = []
         deadline = time.monotonic() + THREAD_TIMEOUT
@@ -177,23 +178,24 @@ def test_options_are_listed_from_their_declarations(session: Session) -> None:
 
 
 def test_setoption_carries_out_the_value_through_the_declared_handler(session: Session) -> None:
-    engine = session.engine
+    uci = session.engine
+    engine = uci.engine
     assert engine.searcher is not None
     assert not errors(session.send("setoption name hash value 2"))
-    assert engine.hash.value == 2 and engine.searcher.tt.megabytes == 2
+    assert uci.options.hash.value == 2 and engine.searcher.tt.megabytes == 2
     lines = session.send("setoption name Hash value 0", "setoption name Hash value x")
-    assert len(errors(lines)) == 2 and engine.hash.value == 2 and engine.searcher.tt.megabytes == 2
+    assert len(errors(lines)) == 2 and uci.options.hash.value == 2 and engine.searcher.tt.megabytes == 2
     assert not errors(session.send("setoption name UCI_Chess960 value true"))
-    assert engine.chess960 and engine.board.chess960
+    assert uci.chess960 and uci.board.chess960
     assert session.send("setoption name Threads value 3") == []
-    assert engine.searcher.helpers is not None and engine.searcher.helpers.count == 2
-    assert engine.searcher.tt.megabytes == 2 and engine.searcher.tt.block is not None
-    assert session.send("setoption name Threads value 1") == [] and engine.searcher.helpers is None
+    assert engine.helpers is not None and engine.helpers.count == 2
+    assert engine.searcher.tt is engine.tt and engine.tt.megabytes == 2 and engine.tt.block is not None
+    assert session.send("setoption name Threads value 1") == [] and engine.helpers is None
 
 
 def limits_seen(session: Session, monkeypatch: pytest.MonkeyPatch) -> list[Limits]:
     """The Limits of every search the session's searcher runs from now on (it still searches)."""
-    searcher = session.engine.searcher
+    searcher = session.engine.engine.searcher
     assert searcher is not None
     seen: list[Limits] = []
     search = searcher.search
@@ -216,8 +218,8 @@ def test_multipv_reaches_the_search(session: Session, monkeypatch: pytest.Monkey
     seen = limits_seen(session, monkeypatch)
     session.engine.handle("setoption name MultiPV value 2")
     session.engine.handle("go depth 2")
-    assert session.engine.search_thread is not None
-    session.engine.search_thread.join()  # to its end: Session.send would stop it
+    assert session.engine.engine.searching
+    session.engine.engine.wait_done()  # to its end: Session.send would stop it
     lines = session.output()
     assert seen[-1].multipv == 2
     infos = [line.split() for line in lines if line.startswith("info depth 2 ")]
@@ -266,7 +268,7 @@ def test_a_search_that_raises_still_plays_a_legal_move(session: Session, monkeyp
     def broken(*args: object, **kwargs: object) -> SearchResult:
         raise RuntimeError("a bug in the search")
 
-    monkeypatch.setattr(session.engine.searcher, "search", broken)
+    monkeypatch.setattr(session.engine.engine.searcher, "search", broken)
     lines = assert_plays_legal_moves(session)
     assert any("search failed" in line and "RuntimeError: a bug in the search" in line for line in errors(lines))
 
@@ -274,7 +276,7 @@ def test_a_search_that_raises_still_plays_a_legal_move(session: Session, monkeyp
 def test_an_engine_that_failed_to_load_still_plays_legal_moves(monkeypatch: pytest.MonkeyPatch) -> None:
     import garfish.engine.search
 
-    def unloadable(hash_mb: int = 16) -> None:
+    def unloadable(*args: object, **kwargs: object) -> None:
         raise RuntimeError("the kernels did not compile")
 
     monkeypatch.setattr(garfish.engine.search, "Searcher", unloadable)
@@ -292,24 +294,22 @@ def test_an_engine_that_failed_to_load_still_plays_legal_moves(monkeypatch: pyte
 
 
 def test_without_memory_for_the_hash_the_engine_starts_with_the_smallest(monkeypatch: pytest.MonkeyPatch) -> None:
-    import garfish.engine.search
-
-    real = garfish.engine.search.Searcher
+    real = garfish.engine.tt.TranspositionTable
 
     class Tight(real):  # type: ignore[valid-type, misc]
-        def __init__(self, hash_mb: int = 16) -> None:
-            if hash_mb > 1:
-                raise MemoryError(f"Unable to allocate {hash_mb} MB")
-            super().__init__(hash_mb)
+        def __init__(self, megabytes: int = 16, shared: bool = False) -> None:
+            if megabytes > 1:
+                raise MemoryError(f"Unable to allocate {megabytes} MB")
+            super().__init__(megabytes, shared)
 
-    monkeypatch.setattr(garfish.engine.search, "Searcher", Tight)
+    monkeypatch.setattr(garfish.engine.tt, "TranspositionTable", Tight)
     session = Session()
     try:
         lines = session.send("isready")
         assert errors(lines) == ["info string error: no memory for a 16 MB hash table (Unable to allocate 16 MB); "
                                  "using 1 MB"]
-        searcher = session.engine.searcher
-        assert searcher is not None and searcher.tt.megabytes == 1 and session.engine.hash.value == 1
+        searcher = session.engine.engine.searcher
+        assert searcher is not None and searcher.tt.megabytes == 1 and session.engine.options.hash.value == 1
         assert not errors(assert_plays_legal_moves(session))
     finally:
         session.engine.handle("quit")
@@ -317,7 +317,7 @@ def test_without_memory_for_the_hash_the_engine_starts_with_the_smallest(monkeyp
 
 def test_a_hash_that_cannot_be_allocated_keeps_the_old_table(session: Session,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    searcher = session.engine.searcher
+    searcher = session.engine.engine.searcher
     assert searcher is not None
     table = searcher.tt
     session.send("go depth 3")
@@ -331,7 +331,7 @@ def test_a_hash_that_cannot_be_allocated_keeps_the_old_table(session: Session,
     lines = session.send("setoption name Hash value 32768")
     assert errors(lines) == ["info string error: could not resize the hash table to 32768 MB (Unable to allocate "
                              "32.0 GiB); keeping the 16 MB table"]
-    assert session.engine.hash.value == 16 and table.megabytes == 16 and (table.keys == filled).all()
+    assert session.engine.options.hash.value == 16 and table.megabytes == 16 and (table.keys == filled).all()
     slot = int(np.flatnonzero(filled)[0])
     stored = int(filled[slot] ^ table.data[slot])  # a key word holds key ^ data (engine.tt)
     assert table.probe(stored), "the table no longer finds its entries"
@@ -361,7 +361,7 @@ def test_a_ponderhit_before_the_search_thread_starts_is_not_lost(session: Sessio
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     # A fast GUI can send ponderhit before the new search thread has run a line: the search must
     # then start on the normal clock, not ponder on until stop (a loss on time).
-    searcher = session.engine.searcher
+    searcher = session.engine.engine.searcher
     assert searcher is not None
     gate = threading.Event()
     search = searcher.search
@@ -374,10 +374,8 @@ def test_a_ponderhit_before_the_search_thread_starts_is_not_lost(session: Sessio
     session.engine.handle("go ponder wtime 300 btime 300")
     session.engine.handle("ponderhit")
     gate.set()
-    thread = session.engine.search_thread
-    assert thread is not None
-    thread.join(THREAD_TIMEOUT)  # a lost ponderhit ponders on until stop: it would never end
-    assert not thread.is_alive(), "the search ponders on after ponderhit"
+    # A lost ponderhit ponders on until stop: it would never end.
+    assert session.engine.engine.wait_done(THREAD_TIMEOUT), "the search ponders on after ponderhit"
     assert len(bestmoves(session.output())) == 1
 
 

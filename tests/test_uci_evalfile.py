@@ -36,8 +36,8 @@ def search(session: Session, *lines: str) -> list[str]:
     would stop it)."""
     for line in lines:
         session.engine.handle(line)
-    assert session.engine.search_thread is not None
-    session.engine.search_thread.join()
+    assert session.engine.engine.search_thread is not None
+    session.engine.engine.search_thread.join()
     return scores(session.output())
 
 
@@ -97,7 +97,7 @@ def test_a_file_that_cannot_be_used_is_reported_and_the_evaluation_kept(session:
             lines = session.send(f"setoption name EvalFile value {path}")
             assert len(lines) == 1 and lines[0].startswith(f"info string error: EvalFile {path}: "), lines
             assert reason in lines[0] and lines[0].endswith(f"; keeping {note}"), lines
-            assert session.engine.eval_file.value == (str(kept) if kept else evalfile.DEFAULT_EVAL_FILE)
+            assert session.engine.options.eval_file.value == (str(kept) if kept else evalfile.DEFAULT_EVAL_FILE)
             assert session.send("eval")[0].endswith(f"by {note}")
     assert search(session, "go depth 2") == ["cp -1234", "cp 1234"]
 

@@ -1,28 +1,26 @@
-"""The UCI conversation: read commands, keep the position, run searches on a worker thread.
+"""The UCI conversation: read commands, keep the position and the options, print the replies.
 
-The main thread owns stdin and answers at once (`isready` included) while a
-worker thread searches. The engine (Numba kernels) loads on a background
-thread at start-up so that `uciok` never waits for it; `isready` and `go` do.
-Every reply goes through send(), which flushes, from either thread.
+The engine itself is an engine.engine.Engine: it builds itself on a background thread at start-up
+(so that `uciok` never waits for the Numba kernels; `isready` and `go` do) and searches on a thread
+of its own while the main thread owns stdin and answers at once (`isready` included). This module
+parses, dispatches and formats; every reply goes through send(), which flushes, from either thread.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import traceback
-from typing import TYPE_CHECKING, Any, Callable, Optional, TextIO, Union
+from typing import TYPE_CHECKING, Callable, Optional, TextIO, Union
 
 import chess
 import chess.polyglot
 
 from garfish.uci import __version__
-from garfish.uci.options import Button, Check, Option, OptionError, Spin, String, find_option
+from garfish.uci.options import OptionError, UciOptions
 
 if TYPE_CHECKING:  # at run time the engine loads on a background thread, after `uciok`
-    from garfish.engine.book import Book
-    from garfish.engine.search import SearchInfo, Searcher
+    from garfish.engine.search import SearchInfo
     from garfish.engine.types import Limits
 
 ENGINE_NAME = f"Garfish {__version__}"
@@ -183,105 +181,18 @@ def parse_number(text: str) -> Optional[int]:
             return None
 
 
-# Piece values in pawns for fallback_move.
-FALLBACK_VALUE = {chess.PAWN: 1, chess.KNIGHT: 3, chess.BISHOP: 3, chess.ROOK: 5, chess.QUEEN: 9, chess.KING: 0}
-
-
-def fallback_move(board: chess.Board) -> Optional[chess.Move]:
-    """A legal move chosen without the engine, for when there is no search to ask: a mate in one,
-    else the most material won counting a piece landing on an attacked square as lost; None
-    when there is no legal move."""
-    best, best_gain = None, 0
-    for move in board.legal_moves:
-        moved = board.piece_type_at(move.from_square)
-        assert moved is not None
-        gain = FALLBACK_VALUE[board.piece_type_at(move.to_square) or chess.PAWN] if board.is_capture(move) else 0
-        if move.promotion:
-            gain += FALLBACK_VALUE[move.promotion] - 1
-            moved = move.promotion
-        board.push(move)
-        if board.is_checkmate():
-            board.pop()
-            return move
-        if board.is_attacked_by(board.turn, move.to_square):
-            gain -= FALLBACK_VALUE[moved]
-        board.pop()
-        if best is None or gain > best_gain:
-            best, best_gain = move, gain
-    return best
-
-
 class UciEngine:
-    """State and command handlers of one UCI session."""
+    """One UCI session: reads commands, keeps the position and the options, and talks to an Engine."""
 
     def __init__(self, out: TextIO = sys.stdout) -> None:
-        from garfish.engine.evalfile import DEFAULT_EVAL_FILE  # no Numba: the EvalFile default
-        from garfish.engine.skill import ELO_MAX, ELO_MIN  # no Numba: the strength range, for UCI_Elo
+        from garfish.engine.engine import Engine  # no NumPy nor Numba: the engine builds itself later
 
         self.out = out
         self.out_lock = threading.Lock()
         self.board = chess.Board()
         self.debug = False
-        # The options, declared once: the `uci` listing, setoption's checks and each one's effect.
-        self.hash = Spin("Hash", 16, "transposition table size in MB", self.set_hash, min=1, max=32768)
-        self.move_overhead = Spin("Move Overhead", 30, "milliseconds kept back per move for GUI and network lag",
-                                  min=0, max=5000)
-        self.uci_chess960 = Check("UCI_Chess960", False, "Chess960 castling notation (king takes rook)",
-                                  self.set_chess960)
-        self.own_book = Check("OwnBook", False, "play moves from the BookFile while the position is in it")
-        self.book_file = String("BookFile", help="Polyglot opening book (.bin)", on_change=self.set_book_file)
-        self.book_best_move = Check("BookBestMove", False,
-                                    "play the book's highest-weight move, not a random one by weight")
-        self.show_wdl = Check("UCI_ShowWDL", False, "add win/draw/loss chances (per mille) to info lines")
-        self.analyse_mode = Check("UCI_AnalyseMode", False, "the GUI analyses: search every position, never the book")
-        self.multipv = Spin("MultiPV", 1, "report this many best moves, each with its own score and PV",
-                            min=1, max=256)
-        self.limit_strength = Check("UCI_LimitStrength", False, "play at about the strength UCI_Elo")
-        self.uci_elo = Spin("UCI_Elo", ELO_MAX, "the strength played at with UCI_LimitStrength",
-                            min=ELO_MIN, max=ELO_MAX)
-        self.syzygy_path = String("SyzygyPath", help=f"Syzygy tablebase folders, separated by '{os.pathsep}'",
-                                  on_change=self.set_syzygy_path)
-        self.syzygy_probe_depth = Spin("SyzygyProbeDepth", 1, "least depth to probe positions at the probe limit",
-                                       lambda depth: self.set_tablebase_setting("probe_depth", depth), min=1, max=100)
-        self.syzygy_50_move_rule = Check("Syzygy50MoveRule", True,
-                                         "a tablebase win the fifty-move rule turns into a draw is a draw",
-                                         lambda on: self.set_tablebase_setting("rule50", on))
-        self.syzygy_probe_limit = Spin("SyzygyProbeLimit", 7, "most pieces of a position probed in the tablebases",
-                                       lambda limit: self.set_tablebase_setting("probe_limit", limit), min=0, max=7)
-        self.eval_file = String("EvalFile", DEFAULT_EVAL_FILE,
-                                "the evaluation: a network file (.gfnn), or <classic> for the hand-written one",
-                                self.set_eval_file)
-        self.options: list[Option[Any]] = [
-            self.hash,
-            Button("Clear Hash", help="empty the transposition table", on_change=self.clear_hash),
-            Spin("Threads", 1, "search processes: the main search and Threads - 1 Lazy SMP helpers", self.set_threads,
-                 min=1, max=512),
-            self.move_overhead,
-            Check("Ponder", False, "the GUI may send go ponder"),
-            self.uci_chess960,
-            self.own_book,
-            self.book_file,
-            self.book_best_move,
-            self.show_wdl,
-            self.analyse_mode,
-            self.multipv,
-            self.limit_strength,
-            self.uci_elo,
-            self.syzygy_path,
-            self.syzygy_probe_depth,
-            self.syzygy_50_move_rule,
-            self.syzygy_probe_limit,
-            self.eval_file,
-        ]
-        self.book: Optional[Book] = None  # the BookFile's book, opened when the option is set
-        self.searcher: Optional[Searcher] = None
-        self.load_error: Optional[str] = None  # why the engine could not be built, reported on each use
-        self.load_warnings: list[str] = []  # how it was built otherwise than asked, reported once
-        self.loaded = threading.Event()
-        self.search_thread: Optional[threading.Thread] = None
-        self.search_limits: Optional[Limits] = None  # the limits handed to the search thread
-        self.stop_flag = threading.Event()  # the running search's stop flag: set here, never by the search
-        self.release = threading.Event()  # lets an infinite/ponder search print its bestmove
+        self.engine = Engine(load=False, on_message=self.info)
+        self.options = UciOptions(self.engine, self.info, self.set_chess960)
         self.commands: dict[str, Callable[[list[str]], Optional[bool]]] = {
             "uci": self.cmd_uci,
             "debug": self.cmd_debug,
@@ -297,7 +208,7 @@ class UciEngine:
             "eval": self.cmd_eval,
             "bench": self.cmd_bench,
         }
-        threading.Thread(target=self._load, name="garfish-load", daemon=True).start()
+        self.engine.start_loading()  # `uciok` never waits for it; `isready`, `go` and the settings do
 
     # ---------------------------------------------------------------- plumbing
     def send(self, line: str) -> None:
@@ -313,63 +224,21 @@ class UciEngine:
         """Send an `info string` line."""
         self.send("info string " + " ".join(text.split("\n")))
 
-    def _load(self) -> None:
-        """Import and build the engine (Numba kernels load or compile here); without the memory
-        for the Hash asked, build it with the smallest table instead, and with the hand-written
-        evaluation when the default EvalFile cannot be used."""
-        try:
-            from garfish.engine.warmup import load_kernels
-
-            load_kernels()  # a first start compiles in two processes (engine.warmup)
-            from garfish.engine.evalfile import CLASSIC, load_evaluator
-            from garfish.engine.network import NetworkError
-            from garfish.engine.search import Searcher
-
-            try:
-                self.searcher = Searcher(self.hash.value)
-            except MemoryError as exc:
-                self.searcher = Searcher(self.hash.min)
-                self.load_warnings.append(f"error: no memory for a {self.hash.value} MB hash table ({exc}); "
-                                          f"using {self.hash.min} MB")
-                self.hash.value = self.hash.min
-            try:
-                evaluator = load_evaluator(self.eval_file.default)
-                if evaluator is not None:
-                    self.searcher.set_evaluator(evaluator)
-            except NetworkError as exc:
-                self.load_warnings.append(f"error: EvalFile {self.eval_file.default}: {exc}; using {CLASSIC}, "
-                                          "the hand-written evaluation")
-                self.eval_file.value = CLASSIC
-        except Exception:  # reported on isready/go, never swallowed
-            self.load_error = traceback.format_exc()
-        finally:
-            self.loaded.set()
-
-    def wait_loaded(self) -> Optional[Searcher]:
-        """Block until the engine is built; the searcher, or None (after reporting why) if it failed."""
-        self.loaded.wait()
-        while self.load_warnings:
-            self.info(self.load_warnings.pop(0))
-        if self.load_error is not None:
-            self.info("error: the engine failed to load: " + self.load_error.strip().splitlines()[-1])
-        return self.searcher
+    def ready(self) -> bool:
+        """Block until the engine is built (it says how it was built otherwise than asked, or why
+        it could not be); whether it was. The options then show the settings it was built with."""
+        ready = self.engine.wait_ready()
+        self.options.follow_engine()
+        return ready
 
     @property
     def chess960(self) -> bool:
         """Whether moves are written in Chess960 notation (king takes rook)."""
-        return self.uci_chess960.value
+        return self.options.uci_chess960.value
 
-    def searching(self) -> bool:
-        """True while a search thread is alive."""
-        return self.search_thread is not None and self.search_thread.is_alive()
-
-    def finish_search(self) -> None:
-        """Stop a running search and wait until it has printed its bestmove."""
-        if self.search_thread is not None:
-            self.stop_flag.set()
-            self.release.set()
-            self.search_thread.join()
-            self.search_thread = None
+    def set_chess960(self, on: bool) -> None:
+        """UCI_Chess960: the current board and the next ones use Chess960 castling."""
+        self.board.chess960 = on
 
     def handle(self, line: str) -> bool:
         """Execute one input line; False when the session should end."""
@@ -411,7 +280,7 @@ class UciEngine:
         """Identify the engine and list its options."""
         self.send(f"id name {ENGINE_NAME}")
         self.send(f"id author {ENGINE_AUTHOR}")
-        for option in self.options:
+        for option in self.options.all:
             self.send(option.declaration())
         self.send("uciok")
 
@@ -424,8 +293,8 @@ class UciEngine:
 
     def cmd_isready(self, args: list[str]) -> None:
         """Answer readyok once the engine can search (at once while searching)."""
-        if not self.searching():
-            self.wait_loaded()
+        if not self.engine.searching:
+            self.ready()
         self.send("readyok")
 
     def cmd_setoption(self, args: list[str]) -> None:
@@ -438,207 +307,51 @@ class UciEngine:
         else:
             name, value = " ".join(args[1:]), None
         try:
-            option = find_option(self.options, name)
+            option = self.options.find(name)
             parsed = option.parse(value)
-            self.finish_search()
+            self.engine.wait()
             option.set(parsed)
         except OptionError as exc:
             raise UciError(str(exc)) from None
 
-    # ----------------------------------------------------------------- option handlers
-    def set_hash(self, megabytes: int) -> None:
-        """Hash: resize (and so clear) the transposition table; without the memory, keep the old one."""
-        searcher = self.wait_loaded()
-        if searcher is not None:
-            try:
-                searcher.resize_hash(megabytes)
-            except MemoryError as exc:
-                raise OptionError(f"could not resize the hash table to {megabytes} MB ({exc}); "
-                                  f"keeping the {searcher.tt.megabytes} MB table") from None
-
-    def clear_hash(self, _: None) -> None:
-        """Clear Hash: empty the transposition table."""
-        searcher = self.wait_loaded()
-        if searcher is not None:
-            searcher.tt.clear()
-
-    def set_threads(self, threads: int) -> None:
-        """Threads: search with threads - 1 helper processes on a shared table (engine.smp); the
-        table is cleared. Without the memory or processes, keep searching as before."""
-        searcher = self.wait_loaded()
-        if searcher is None:
-            return
-        before = 1 + (searcher.helpers.count if searcher.helpers is not None else 0)
-        try:
-            searcher.set_threads(threads, lambda text: self.info("error: " + text))
-        except (MemoryError, OSError) as exc:
-            raise OptionError(f"could not start {threads} search processes ({exc}); keeping {before}") from None
-
-    def set_chess960(self, on: bool) -> None:
-        """UCI_Chess960: the current board and the next ones use Chess960 castling."""
-        self.board.chess960 = on
-
-    def set_book_file(self, path: str) -> None:
-        """BookFile: open and check the book; a file that cannot serve as one keeps the previous book."""
-        if not path:
-            if self.book is not None:
-                self.book.close()
-            self.book = None
-            return
-        from garfish.engine.book import Book, BookError
-
-        try:
-            book = Book(path)
-        except (OSError, BookError) as exc:
-            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-            keeping = f"keeping the book '{self.book.path}'" if self.book is not None else "no book is used"
-            raise OptionError(f"could not use the book '{path}': {why}; {keeping}") from None
-        if self.book is not None:
-            self.book.close()
-        self.book = book
-        self.info(f"book '{path}': {book.size} entries")
-
-    def set_syzygy_path(self, path: str) -> None:
-        """SyzygyPath: open the tables of the folders; folders that cannot serve keep the previous tables."""
-        searcher = self.wait_loaded()
-        if searcher is None:
-            return
-        old = searcher.tablebase
-        if not path:
-            searcher.tablebase = None
-        else:
-            from garfish.engine.syzygy import TablebaseError, Tablebases
-
-            try:
-                tablebase = Tablebases(path, self.syzygy_probe_limit.value, self.syzygy_probe_depth.value,
-                                       self.syzygy_50_move_rule.value, lambda text: self.info("error: " + text))
-            except TablebaseError as exc:
-                keeping = f"keeping the tablebases of '{old.path}'" if old is not None else "no tablebases are used"
-                raise OptionError(f"could not use SyzygyPath '{path}': {exc}; {keeping}") from None
-            searcher.tablebase = tablebase
-            self.info(f"Found {tablebase.wdl_count} WDL and {tablebase.dtz_count} DTZ tablebase files "
-                      f"(up to {tablebase.max_pieces}-man)")
-        if old is not None:
-            old.close()
-
-    def set_eval_file(self, value: str) -> None:
-        """EvalFile: evaluate with the network of the file (a relative path from the working folder,
-        else engine/nets/), or with the hand-written evaluation for <classic>; a file that cannot be
-        used keeps the evaluation in use. The same value again loads nothing (as in Stockfish)."""
-        searcher = self.wait_loaded()
-        if searcher is None or value == self.eval_file.value:
-            return
-        from garfish.engine.evalfile import load_evaluator
-        from garfish.engine.network import NetworkError
-
-        try:
-            evaluator = load_evaluator(value)
-        except NetworkError as exc:
-            raise OptionError(f"EvalFile {value}: {exc}; keeping {self.evaluation(searcher)}") from None
-        searcher.set_evaluator(evaluator)
-        self.info(f"EvalFile {value}: {self.evaluation(searcher)}")
-
-    @staticmethod
-    def evaluation(searcher: Searcher) -> str:
-        """The evaluation the searcher uses, in words."""
-        if searcher.evaluator is None:
-            return "the hand-written evaluation (<classic>)"
-        return f"the network {searcher.evaluator.describe()}"
-
-    def set_tablebase_setting(self, name: str, value: Union[int, bool]) -> None:
-        """SyzygyProbeDepth, Syzygy50MoveRule, SyzygyProbeLimit: the open tables' setting of that name
-        (tables opened later take the option's value)."""
-        if self.searcher is not None and self.searcher.tablebase is not None:
-            setattr(self.searcher.tablebase, name, value)
-
     def cmd_ucinewgame(self, args: list[str]) -> None:
         """A new game: clear the TT and histories."""
-        self.finish_search()
+        self.engine.wait()
         self.board = chess.Board(chess960=self.chess960)
-        searcher = self.wait_loaded()
-        if searcher is not None:
-            searcher.new_game()
+        self.engine.new_game()
 
     def cmd_position(self, args: list[str]) -> None:
         """position startpos|fen <FEN> [moves ...]: all or nothing."""
         board = parse_position(args, self.chess960)
-        self.finish_search()
+        self.engine.wait()
         self.board = board
 
     def cmd_go(self, args: list[str]) -> None:
-        """Start a search on the worker thread (or run `go perft N`)."""
-        self.finish_search()
+        """Start a search on the engine's search thread (or run `go perft N`)."""
+        self.engine.wait()
         limits, perft = parse_go(args, self.board, lambda text: self.info(f"error: {text}"))
         if perft is not None:
             self.run_perft(perft)
             return
-        searcher = self.wait_loaded()  # None (reported): the worker then plays a move chosen without it
-        limits.move_overhead = self.move_overhead.value / 1000.0
-        limits.multipv = self.multipv.value
-        limits.elo = self.uci_elo.value if self.limit_strength.value else None
-        # A fresh flag per search, made before its thread starts: a stop that follows at once is never lost.
-        self.stop_flag = threading.Event()
-        self.release.clear()
+        self.ready()  # an engine that failed to load (said here) plays a move chosen without a search
+        options = self.options
+        limits.move_overhead = options.move_overhead.value / 1000.0
+        limits.multipv = options.multipv.value
+        limits.elo = options.uci_elo.value if options.limit_strength.value else None
+        use_book = options.own_book.value and not options.analyse_mode.value and book_applies(limits)
         board = self.board.copy()
-        self.search_limits = limits
-        book = self.book if self.own_book.value and not self.analyse_mode.value and book_applies(limits) else None
-        self.search_thread = threading.Thread(target=self._search,
-                                              args=(searcher, book, board, limits, self.stop_flag),
-                                              name="garfish-search", daemon=True)
-        self.search_thread.start()
-
-    def _search(self, searcher: Optional[Searcher], book: Optional[Book], board: chess.Board, limits: Limits,
-                stop: threading.Event) -> None:
-        """Worker thread: play from the book or search, report, and print exactly one bestmove."""
-        move, ponder = self.book_move(book, board, limits) if book is not None else (None, None)
-        if move is None and searcher is not None:
-            try:
-                result = searcher.search(board, limits, on_info=lambda info: self.send(self.info_line(board, info)),
-                                         stop=stop)
-                move, ponder = result.move, result.ponder
-            except Exception:
-                for text in traceback.format_exc().strip().splitlines():
-                    self.info("error: search failed: " + text)
-        if limits.infinite or limits.ponder:
-            self.release.wait()  # UCI: no bestmove before stop (or ponderhit)
-        self.send(self.bestmove_line(board, move, ponder))
-
-    def book_move(self, book: Book, board: chess.Board,
-                  limits: Limits) -> tuple[Optional[chess.Move], Optional[chess.Move]]:
-        """The book's move (within searchmoves) and its most played reply as the ponder move, having
-        said so; (None, None) out of book, or, said as an error, when the book cannot be read."""
-        try:
-            chosen = book.choose(board, self.book_best_move.value, limits.searchmoves or None)
-            if chosen is None:
-                return None, None
-            board.push(chosen.move)
-            try:
-                reply = book.choose(board, best_only=True)
-            finally:
-                board.pop()
-        except Exception as exc:  # a file that fails on read: search instead
-            self.info(f"error: could not read the book '{book.path}' ({type(exc).__name__}: {exc}); searching")
-            return None, None
-        self.info(f"book move {board.uci(chosen.move, chess960=self.chess960)} "
-                  f"(weight {chosen.weight} of {chosen.total}, {book.name})")
-        return chosen.move, reply.move if reply is not None else None
+        self.engine.go(board, limits, on_info=lambda info: self.send(self.info_line(board, info)),
+                       on_bestmove=lambda move, ponder: self.send(self.bestmove_line(board, move, ponder)),
+                       use_book=use_book)
 
     def bestmove_line(self, board: chess.Board, move: Optional[chess.Move], ponder: Optional[chess.Move]) -> str:
-        """The move (and ponder move) if legal; else, having said so, a legal move chosen without
-        the engine. `bestmove 0000` only when there is no legal move."""
-        if move is not None and not board.is_legal(move):
-            self.info("error: the search returned an illegal move; playing a legal one instead")
-            move = None
+        """The `bestmove` line of the engine's move (legal, or None when there is no legal move)."""
         if move is None:
-            ponder = None
-            move = fallback_move(board)
-            if move is None:
-                return "bestmove 0000"
+            return "bestmove 0000"
         line = "bestmove " + board.uci(move, chess960=self.chess960)
         if ponder is not None:
             board.push(move)
-            if board.is_legal(ponder):
-                line += " ponder " + board.uci(ponder, chess960=self.chess960)
+            line += " ponder " + board.uci(ponder, chess960=self.chess960)
             board.pop()
         return line
 
@@ -646,7 +359,7 @@ class UciEngine:
         """Format a search report as an `info` line (PV moves checked for legality)."""
         mate = info.mate
         score = f"mate {mate}" if mate is not None else f"cp {info.cp}"
-        if self.show_wdl.value:
+        if self.options.show_wdl.value:
             from garfish.engine.wdl import material, wdl  # loaded with the engine, before any search
 
             score += " wdl {} {} {}".format(*wdl(info.score, material(board)))
@@ -667,24 +380,16 @@ class UciEngine:
         return line + (" pv " + " ".join(pv) if pv else "")
 
     def cmd_stop(self, args: list[str]) -> None:
-        """Stop the search; its thread prints the bestmove."""
-        self.finish_search()
+        """Stop the search; the engine's search thread then sends the bestmove."""
+        self.engine.wait()
 
     def cmd_ponderhit(self, args: list[str]) -> None:
-        """The pondered move was played: switch the search to the normal clock."""
-        if self.searching() and self.search_limits is not None:
-            # The limits first: a search thread that has not started yet reads them, one that
-            # has started hears it from searcher.ponderhit().
-            self.search_limits.ponder = False
-            if self.searcher is not None:
-                self.searcher.ponderhit()
-            self.release.set()
+        """The pondered move was played: the search goes on under the normal clock."""
+        self.engine.ponderhit()
 
     def cmd_quit(self, args: list[str]) -> bool:
         """End the session (after stopping any search and ending the helper processes)."""
-        self.finish_search()
-        if self.loaded.is_set() and self.searcher is not None:
-            self.searcher.close()
+        self.engine.close()
         return False
 
     def cmd_display(self, args: list[str]) -> None:
@@ -699,24 +404,19 @@ class UciEngine:
 
     def cmd_eval(self, args: list[str]) -> None:
         """Print the static evaluation of the current position, and which evaluation gave it."""
-        searcher = self.wait_loaded()
-        if searcher is not None:
-            from garfish.engine.evaluate import evaluate
-
-            evaluator = searcher.evaluator
-            score = evaluate(self.board) if evaluator is None else evaluator.evaluate(self.board)
+        if self.ready():
+            score = self.engine.evaluate(self.board)
             white = score if self.board.turn == chess.WHITE else -score
-            self.send(f"info string eval {score} cp (side to move), {white} cp (white), by {self.evaluation(searcher)}")
+            self.send(f"info string eval {score} cp (side to move), {white} cp (white), by {self.engine.evaluation}")
 
     def cmd_bench(self, args: list[str]) -> None:
         """Run the bench and print its node count."""
-        self.finish_search()
+        self.engine.wait()
         depth = int(args[0]) if args and args[0].isdigit() else None
-        searcher = self.wait_loaded()
-        if searcher is not None:
+        if self.ready():
             from garfish.uci.tools import print_bench
 
-            print_bench(depth, self.send, evaluator=searcher.evaluator)
+            print_bench(depth, self.send, evaluator=self.engine.evaluator)
 
     def run_perft(self, depth: int) -> None:
         """go perft N: one `move: count` line per root move, then the total."""

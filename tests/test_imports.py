@@ -13,13 +13,6 @@ from importgraph import cycles, import_graph, installed_sources
 
 ENGINE = "garfish.engine"
 PACKAGES = (ENGINE, "garfish.arena", "garfish.train", "garfish.uci", "garfish.perft")
-# The engine's one circle today (the helper searchers subclass Searcher, whose search imports them);
-# issue 48 removes it. Any other circle in the engine fails the test.
-KNOWN_ENGINE_CYCLE = ["garfish.engine.search", "garfish.engine.smp"]
-
-
-class KnownCycle(Exception):
-    """The engine's known circle, and no other, was found."""
 
 
 def package_of_module(module: str) -> str:
@@ -27,17 +20,10 @@ def package_of_module(module: str) -> str:
     return next(package for package in PACKAGES if module == package or module.startswith(package + "."))
 
 
-@pytest.mark.parametrize("package", [
-    pytest.param(ENGINE, marks=pytest.mark.xfail(strict=False, raises=KnownCycle,
-                                                 reason="engine.search <-> engine.smp: being removed in issue 48")),
-    *PACKAGES[1:],
-])
+@pytest.mark.parametrize("package", PACKAGES)
 def test_no_import_circle_in_a_package(package: str) -> None:
     """No module of the package imports itself back through the others."""
-    found = cycles(import_graph(installed_sources([package])))
-    if package == ENGINE and found == [KNOWN_ENGINE_CYCLE]:
-        raise KnownCycle(" <-> ".join(KNOWN_ENGINE_CYCLE))
-    assert found == []
+    assert cycles(import_graph(installed_sources([package]))) == []
 
 
 def test_no_import_circle_across_packages() -> None:

@@ -29,7 +29,7 @@ import socket
 import threading
 import uuid
 from dataclasses import replace
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Generator, Iterator, Optional
 
 from distributed import Client, LocalCluster, WorkerPlugin, as_completed, get_worker
 
@@ -256,7 +256,7 @@ def task_error(future: Any) -> str:
 
 
 def stream(client: Client, func: Callable[..., Any], jobs: list[tuple[int, tuple[Any, ...]]],
-           label: str) -> Iterator[Any]:
+           label: str) -> Generator[Any, None, None]:
     """Submit func(*args) for each (number, args), lower numbers first, and yield the results as they
     arrive. A failed task raises WorkerEngineError with its error; unfinished tasks are cancelled when the
     caller stops (or on any exit)."""

@@ -156,7 +156,7 @@ def parse_sprt(tokens: list[str]) -> SprtConfig:
     if values["elo1"] <= values["elo0"]:
         raise ValueError("--sprt needs elo1 > elo0")
     stats.sprt_bounds(values["alpha"], values["beta"])
-    return SprtConfig(**values)
+    return SprtConfig(elo0=values["elo0"], elo1=values["elo1"], alpha=values["alpha"], beta=values["beta"])
 
 
 # --------------------------------------------------------------------------- the match

@@ -55,7 +55,8 @@ def numba_cache_dir(package: Path, env: Mapping[str, str], uid: int) -> Optional
 _cache_dir = numba_cache_dir(Path(__file__).resolve().parent, os.environ,
                              os.getuid() if hasattr(os, "getuid") else 0)
 if _cache_dir is not None:
-    config.CACHE_DIR = _cache_dir
+    # Numba makes its settings at run time (numba.core.config.reload_config): no type checker sees them.
+    setattr(config, "CACHE_DIR", _cache_dir)
 
 U64 = np.uint64
 ZERO = np.uint64(0)
@@ -76,18 +77,18 @@ RANK_5_6 = np.uint64(0x0000FFFF00000000)
 RANK_7 = np.uint64(0x00FF000000000000)
 RANK_8 = np.uint64(0xFF00000000000000)
 
-if config.DISABLE_JIT:  # pragma: no cover - exercised by the interpreter-mode test
+if getattr(config, "DISABLE_JIT"):  # pragma: no cover - exercised by the interpreter-mode test
 
-    def popcount(x):  # type: ignore[no-untyped-def]
+    def popcount(x):
         """Number of set bits."""
         return np.uint64(int(x).bit_count())
 
-    def lsb(x):  # type: ignore[no-untyped-def]
+    def lsb(x):
         """Index of the lowest set bit (x != 0)."""
         v = int(x)
         return np.uint64((v & -v).bit_length() - 1)
 
-    def msb(x):  # type: ignore[no-untyped-def]
+    def msb(x):
         """Index of the highest set bit (x != 0)."""
         return np.uint64(int(x).bit_length() - 1)
 
@@ -95,31 +96,31 @@ else:
     from llvmlite import ir
 
     @intrinsic
-    def popcount(typingctx, x):  # type: ignore[no-untyped-def]
+    def popcount(typingctx, x):
         """Number of set bits (LLVM ctpop)."""
         sig = types.uint64(types.uint64)
 
-        def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        def codegen(context, builder, signature, args):
             return builder.ctpop(args[0])
 
         return sig, codegen
 
     @intrinsic
-    def lsb(typingctx, x):  # type: ignore[no-untyped-def]
+    def lsb(typingctx, x):
         """Index of the lowest set bit (LLVM cttz); x must not be 0."""
         sig = types.uint64(types.uint64)
 
-        def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        def codegen(context, builder, signature, args):
             return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
 
         return sig, codegen
 
     @intrinsic
-    def msb(typingctx, x):  # type: ignore[no-untyped-def]
+    def msb(typingctx, x):
         """Index of the highest set bit (63 - LLVM ctlz); x must not be 0."""
         sig = types.uint64(types.uint64)
 
-        def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        def codegen(context, builder, signature, args):
             lz = builder.ctlz(args[0], ir.Constant(ir.IntType(1), 1))
             return builder.sub(ir.Constant(ir.IntType(64), 63), lz)
 

@@ -173,13 +173,13 @@ class SearchBoard(chess.Board):
         """evaluate_kernel's packed result for the position, as push_legal returns it."""
         return evaluate_packed(self)
 
-    def pop(self) -> chess.Move:  # type: ignore[override]
+    def pop(self) -> chess.Move:
         """Unmake the last push. (Returns the null move: the search does not keep a move stack.)"""
         if self.chess960:
             return chess.Board.pop(self)
-        (self.pawns, self.knights, self.bishops, self.rooks, self.queens, self.kings, white, black,
+        (self.pawns, self.knights, self.bishops, self.rooks, self.queens, self.kings, black, white,
          self.occupied, self.promoted, self.turn, self.castling_rights, self.ep_square, self.halfmove_clock,
          self.fullmove_number) = self._undo.pop()
-        self.occupied_co[0] = white
-        self.occupied_co[1] = black
+        self.occupied_co[0] = black  # python-chess's order: index 0 is chess.BLACK
+        self.occupied_co[1] = white
         return _NULL_MOVE

@@ -20,6 +20,7 @@ move for move, with the python-chess paths they replace.
 
 from __future__ import annotations
 
+import chess
 import numpy as np
 from numba import njit
 
@@ -31,6 +32,7 @@ from garfish.engine.checks import check_masks_kernel, gives_check_kernel
 from garfish.engine.flags import (
     ATTACKS_BISHOP, ATTACKS_KNIGHT, ATTACKS_PAWN, ATTACKS_QUEEN, ATTACKS_ROOK, PROMOTION_FLAG,
 )
+from garfish.engine.moves import MOVE_TABLE
 from garfish.engine.see import see_ge_kernel
 from garfish.engine.types import MAX_LISTED_MOVES, PIECE_VALUE
 
@@ -43,6 +45,33 @@ TYPE_MASK = 7
 GOOD_BIT = 1 << 22
 PROMOTION_SHIFT = 12
 PROMOTION_BITS = 7 << PROMOTION_SHIFT
+
+
+
+def entry_move(entry: int) -> chess.Move:
+    """The move of a capture entry (from the prebuilt table: engine.moves.MOVE_TABLE)."""
+    return MOVE_TABLE[entry & CODE_MASK]  # type: ignore[return-value]  # every listed move is in the table
+
+
+def entry_is_capture(entry: int) -> bool:
+    """Whether an entry is a capture or promotion (an attacker in it), not a quiet check."""
+    return entry >> ATTACKER_SHIFT != 0
+
+
+def entry_victim(entry: int) -> int:
+    """The python-chess piece type an entry's move takes (a pawn for en passant and promotions)."""
+    return (entry >> VICTIM_SHIFT) & TYPE_MASK
+
+
+def entry_promotes(entry: int) -> bool:
+    """Whether an entry's move is a promotion."""
+    return entry & PROMOTION_BITS != 0
+
+
+def entry_is_good(entry: int) -> bool:
+    """Whether an entry's capture does not lose material by SEE (or is a queen promotion)."""
+    return entry & GOOD_BIT != 0
+
 
 _VALUE = np.array(PIECE_VALUE, dtype=np.int64)
 _BACK_RANKS = RANK_1 | RANK_8

@@ -11,6 +11,7 @@ from garfish.engine.bits import (
     KING_ATTACKS, KNIGHT_ATTACKS, ONE, PAWN_ATTACKS, RANK_4, RANK_5, U64, ZERO, bishop_attacks, black_pawn_attacks,
     entry_point, lsb, popcount, rook_attacks, white_pawn_attacks,
 )
+from garfish.engine.types import bitboards
 
 
 @njit(cache=True)
@@ -160,11 +161,7 @@ def gives_check(board: chess.Board, move: chess.Move) -> bool:
     piece = board.piece_type_at(move.from_square)
     if piece == chess.KING or piece is None or board.is_en_passant(move):
         return board.gives_check(move)
-    black, white = board.occupied_co
-    return bool(gives_check_kernel(
-        board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings, black, white,
-        board.turn, move.from_square, move.to_square, piece, move.promotion or 0,
-    ))
+    return bool(gives_check_kernel(*bitboards(board), move.from_square, move.to_square, piece, move.promotion or 0))
 
 
 @njit(

@@ -21,8 +21,9 @@ from garfish.engine.bits import (
 )
 from garfish.engine.flags import (  # noqa: F401 (the flags' names, re-exported for evaluate_kernel's callers)
     ATTACKS_BISHOP, ATTACKS_KNIGHT, ATTACKS_PAWN, ATTACKS_QUEEN, ATTACKS_ROOK, FLAG_BITS, FLAGS_MASK, ILLEGAL_FLAG,
-    IN_CHECK_FLAG, PROMOTION_FLAG, attack_flags,
+    IN_CHECK_FLAG, PROMOTION_FLAG, attack_flags, packed_score,
 )
+from garfish.engine.types import bitboards
 
 # Material and piece-square tables: PeSTO's values by Ronald Friederich
 # (chessprogramming.org/PeSTO's_Evaluation_Function, RofChade, Texel-tuned).
@@ -227,8 +228,8 @@ WHITE_TERMS, BLACK_TERMS = np.int64(0), np.int64(1)  # _side_terms' colour, type
 @njit(cache=True)
 def _side_terms(color, own, enemy, pawns, knights, bishops, rooks, queens, kings, occ, enemy_pawn_att):
     """One side's (mg, eg, phase, attacked squares) terms, from that side's point of view."""
-    mg = 0
-    eg = 0
+    mg = np.int64(0)
+    eg = np.int64(0)
     phase = 0
     own_pawns = pawns & own
     enemy_pawns = pawns & enemy
@@ -361,13 +362,9 @@ def evaluate_kernel(pawns, knights, bishops, rooks, queens, kings, black, white,
 def evaluate_packed(board: chess.Board) -> int:
     """evaluate_kernel's packed result for the board: score << FLAG_BITS | flags (ATTACKS_PAWN ..
     ATTACKS_QUEEN, PROMOTION_FLAG, IN_CHECK_FLAG, ILLEGAL_FLAG)."""
-    black, white = board.occupied_co
-    return int(evaluate_kernel(
-        board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
-        black, white, board.turn,
-    ))
+    return int(evaluate_kernel(*bitboards(board)))
 
 
 def evaluate(board: chess.Board) -> int:
     """Static evaluation of the board in centipawns, from the side to move's view."""
-    return evaluate_packed(board) >> FLAG_BITS
+    return packed_score(evaluate_packed(board))

@@ -30,6 +30,16 @@ RANK_2 = np.uint64(0xFF00)
 RANK_7 = np.uint64(0x00FF000000000000)
 
 
+def packed_score(packed: int) -> int:
+    """The score of an evaluation kernel's result: centipawns from the side to move's view."""
+    return packed >> FLAG_BITS
+
+
+def packed_flags(packed: int) -> int:
+    """The flags of an evaluation kernel's result (ATTACKS_PAWN .. ILLEGAL_FLAG)."""
+    return packed & FLAGS_MASK
+
+
 @njit(cache=True)
 def attack_flags(pawns, knights, bishops, rooks, queens, kings, black, white, turn, white_att, black_att):
     """The flags for the side to move (turn: True for White), given every square each side

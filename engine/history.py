@@ -34,11 +34,6 @@ class History:
         """Forget the killers (a new search: plies no longer match)."""
         self.killers = [[None, None] for _ in range(MAX_PLY + 2)]
 
-    @staticmethod
-    def index(color: bool, move: chess.Move) -> int:
-        """Slot of a move in the butterfly table."""
-        return (4096 if color else 0) + move.from_square * 64 + move.to_square
-
     def update(self, color: bool, best: chess.Move, tried: list[chess.Move], depth: int, ply: int) -> None:
         """Reward the quiet move that cut off, punish the quiets tried before it, record the killer."""
         bonus = history_bonus(depth)

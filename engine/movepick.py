@@ -25,7 +25,7 @@ from garfish.engine.captures import CODE_MASK, GOOD_BIT, capture_list_kernel
 from garfish.engine.checks import attackers_kernel, evasion_kernel, threats_entry
 from garfish.engine.moves import MOVE_TABLE, decode, encode
 from garfish.engine.see import see_ge_kernel
-from garfish.engine.types import PIECE_VALUE
+from garfish.engine.types import PIECE_VALUE, bitboards
 
 BB_SQUARES = chess.BB_SQUARES
 # The hot kernels' compiled entries: no dispatcher between the picker and them (engine.bits.entry_point).
@@ -53,8 +53,7 @@ def capture_moves(board: chess.Board, to_mask: int = chess.BB_ALL,
     black, white = board.occupied_co
     ep = board.ep_square
     targets = to_mask & (black if us else white) | (BB_SQUARES[ep] & to_mask if ep is not None else 0)
-    capturers = _attackers(board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
-                           black, white, us, targets) if targets else 0
+    capturers = _attackers(*bitboards(board), targets) if targets else 0
     generate_captures = board.generate_pseudo_legal_captures if pseudo else board.generate_legal_captures
     moves = list(generate_captures(capturers, to_mask)) if capturers else []
     promoting = board.pawns & board.occupied_co[us] & PROMOTION_RANK[us]
@@ -67,8 +66,11 @@ def capture_moves(board: chess.Board, to_mask: int = chess.BB_ALL,
 def typed_captures(board: chess.Board, moves: list[chess.Move]) -> list[tuple[chess.Move, int, int]]:
     """(move, attacker, victim) for captures and promotions, by MVV-LVA (promotions by the new piece)."""
     piece_type_at = board.piece_type_at
-    records = [(move, piece_type_at(move.from_square), piece_type_at(move.to_square) or chess.PAWN)
-               for move in moves]
+    records = []
+    for move in moves:
+        attacker = piece_type_at(move.from_square)
+        assert attacker is not None  # a move's piece
+        records.append((move, attacker, piece_type_at(move.to_square) or chess.PAWN))
     if len(records) > 1:
         records.sort(key=_capture_key, reverse=True)
     return records
@@ -169,7 +171,7 @@ def pick_moves(
             if code == tt_code:
                 continue
             if entry & GOOD_BIT:
-                yield MOVE_TABLE[code]  # type: ignore[misc]
+                yield MOVE_TABLE[code]
             else:
                 bad.append(MOVE_TABLE[code])
 

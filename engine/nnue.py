@@ -48,9 +48,9 @@ from numba import njit
 from garfish.engine.bits import NONE_YET, ONE, lsb, popcount
 from garfish.engine.board import SearchBoard
 from garfish.engine.evaluate import evaluate_kernel
-from garfish.engine.flags import FLAG_BITS, FLAGS_MASK, ILLEGAL_FLAG, attack_flags, side_attacks
+from garfish.engine.flags import FLAG_BITS, FLAGS_MASK, ILLEGAL_FLAG, attack_flags, packed_score, side_attacks
 from garfish.engine.network import CLASSIC_BASE, FEATURES, KING_BUCKET_MAPS, NO_KING_BUCKETS, SCRELU, Network
-from garfish.engine.types import MAX_PLY, TB_WIN_BOUND
+from garfish.engine.types import MAX_PLY, TB_WIN_BOUND, bitboards
 
 # The kernels' weight matrix, int16 [inputs + 3 + 2B, H]: W1's rows (768 per king bucket), b1, a
 # row of zeros, then for each output bucket b the side to move's half of W2[b] and the other
@@ -310,13 +310,11 @@ class NetworkEvaluator:
 
     def evaluate_packed(self, board: chess.Board) -> int:
         """network_kernel's packed result for the board (score << FLAG_BITS | flags)."""
-        black, white = board.occupied_co
-        return int(network_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
-                                  board.kings, black, white, board.turn, self.weights, self.params))
+        return int(network_kernel(*bitboards(board), self.weights, self.params))
 
     def evaluate(self, board: chess.Board) -> int:
         """The network's evaluation of the board in centipawns, from the side to move's view."""
-        return self.evaluate_packed(board) >> FLAG_BITS
+        return packed_score(self.evaluate_packed(board))
 
     def search_board(self, board: chess.Board) -> "NetworkBoard":
         """The board's position as a NetworkBoard on this network, with fresh accumulators."""

@@ -20,23 +20,20 @@ import chess
 from garfish.engine.bits import entry_point
 from garfish.engine.board import SearchBoard
 from garfish.engine.captures import (
-    ATTACKER_SHIFT, CODE_MASK, GOOD_BIT, PROMOTION_BITS, TYPE_MASK, VICTIM_SHIFT, quiescence_list_kernel,
+    entry_is_capture, entry_is_good, entry_move, entry_promotes, entry_victim, quiescence_list_kernel,
     quiet_checks_kernel,
 )
 from garfish.engine.checks import check_masks_kernel, gives_check_kernel, threats_entry
 from garfish.engine.flags import (
-    ATTACKS_BISHOP, ATTACKS_KNIGHT, ATTACKS_PAWN, ATTACKS_QUEEN, ATTACKS_ROOK, FLAG_BITS, FLAGS_MASK, IN_CHECK_FLAG,
-    PROMOTION_FLAG,
+    ATTACKS_BISHOP, ATTACKS_KNIGHT, ATTACKS_PAWN, ATTACKS_QUEEN, ATTACKS_ROOK, IN_CHECK_FLAG, PROMOTION_FLAG,
+    packed_flags, packed_score,
 )
 from garfish.engine.history import History
 from garfish.engine.movepick import PROMOTION_RANK, evasion_moves, pick_moves
-from garfish.engine.moves import MOVE_TABLE, decode, encode
+from garfish.engine.moves import decode, encode
 from garfish.engine.skill import Skill
 from garfish.engine.timeman import soft_limit, time_budget
-from garfish.engine.tt import (
-    BOUND_MASK, BOUND_SHIFT, DEPTH_MASK, DEPTH_SHIFT, MOVE_MASK, SCORE_MASK, SCORE_SHIFT, VALUE_OFFSET,
-    TranspositionTable, store_entry, unpack,
-)
+from garfish.engine.tt import TranspositionTable, entry_code, unpack
 from garfish.engine.types import (
     DRAW, INF, MATE, MATE_BOUND, MAX_PLY, PIECE_VALUE, TB_WIN, TB_WIN_BOUND, Bound, Limits, mate_in, mated_in,
     value_from_tt, value_to_tt,
@@ -70,7 +67,6 @@ LMR_DEPTH = 3              # late move reductions from this depth ...
 LMR_MOVES = 3              # ... after this many moves
 QS_CHECKS = True           # quiet checks at the first quiescence ply
 DELTA_MARGIN = 200         # quiescence delta pruning margin
-SEE_QUIET_MARGIN = 60      # quiet moves losing more than margin * depth by SEE are pruned
 SINGLE_MOVE_DEPTH = 4      # with one legal move, a timed search stops at this depth
 MATE_EXTRA_DEPTH = 4       # plies searched past a found mate before stopping
 TB_ROOT_TIME_SHARE = 0.9   # ranking the root moves by DTZ probes no more moves past this share of the hard limit:
@@ -303,8 +299,8 @@ class Searcher:
         best_changes = 0.0  # recent changes of the best move between iterations (halved every iteration)
         # Until depth 1 completes, the fallback is the move the picker would try first.
         root_key = zobrist(root)
-        tt_entry = self.tt.probe(root_key)
-        tt_move = decode(tt_entry & MOVE_MASK) if tt_entry & MOVE_MASK else None
+        tt_code = entry_code(self.tt.probe(root_key))
+        tt_move = decode(tt_code) if tt_code else None
         best_move = next((m for m in pick_moves(root, tt_move, (None, None), self.history.butterfly)
                           if m in legal), legal[0])
         best_score = 0
@@ -349,7 +345,7 @@ class Searcher:
                     if not depth_done:
                         # Stopped inside depth 1 (a tiny node limit or clock): the static evaluation
                         # stands in for a score, so that a client still gets one with the move.
-                        best_score = root.evaluate_packed() >> FLAG_BITS
+                        best_score = packed_score(root.evaluate_packed())
                     done = [PVLine(depth_done, best_score, pv)]
                 lines = self._complete_lines(done, lines, multipv)
                 if on_info is not None and lines:
@@ -476,8 +472,8 @@ class Searcher:
             return moves
         maximum = None if limits.ponder else time_budget(limits, board.turn)[1]
         deadline = None if maximum is None else self._start + maximum * TB_ROOT_TIME_SHARE
-        entry = self.tt.probe(zobrist(board))
-        first = decode(entry & MOVE_MASK) if entry & MOVE_MASK else None
+        code = entry_code(self.tt.probe(zobrist(board)))
+        first = decode(code) if code else None
         ranking = tablebase.rank_root_moves(board, moves, deadline, first)
         if ranking is None:
             self._tb_pieces = tablebase.cardinality  # 0 if a table failed
@@ -555,7 +551,7 @@ class Searcher:
             if board.occupied.bit_count() <= 4 and board.is_insufficient_material():
                 return DRAW
             if ply >= MAX_PLY - 1:
-                return packed >> FLAG_BITS
+                return packed_score(packed)
             if alpha < ply - MATE:  # mated_in(ply): no line here can be worse
                 alpha = ply - MATE
             if beta > MATE - ply - 1:  # mate_in(ply + 1): nor better
@@ -587,7 +583,7 @@ class Searcher:
                         tb_cap = value
 
         # Step 4. Static evaluation, for the pruning decisions below.
-        static_eval = -INF if in_check else packed >> FLAG_BITS
+        static_eval = -INF if in_check else packed_score(packed)
 
         if not pv_node and not in_check:
             # Step 5. Reverse futility pruning: far above beta at low depth, even after losing
@@ -614,7 +610,7 @@ class Searcher:
         # only enemy pieces of the kinds the evaluation says are attacked can be captured (and the
         # en passant square).
         capture_targets = chess.BB_ALL
-        flags = packed & FLAGS_MASK
+        flags = packed_flags(packed)
         if not in_check and not flags & PROMOTION_FLAG:
             capture_targets = self._attacked_pieces(board, flags, -INF) & occupied_co[not board.turn]
             if ep is not None:
@@ -720,9 +716,8 @@ class Searcher:
             bound = EXACT
         else:
             bound = UPPER
-        tt = self.tt  # its store kernel called here, not through TranspositionTable.store: a Python call less
-        store_entry(tt.keys, tt.data, key, encode(best_move) if best_move is not None else 0,
-                  value_to_tt(best_score, ply), depth, bound, tt.age)
+        self.tt.store(key, encode(best_move) if best_move is not None else 0, value_to_tt(best_score, ply), depth,
+                      bound)
         return best_score
 
     def _probe_tt(self, key: int, depth: int, alpha: int, beta: int, ply: int,
@@ -732,11 +727,10 @@ class Searcher:
         entry = self.tt.probe(key)
         if not entry:
             return None, None
-        code = entry & MOVE_MASK
+        code, tt_score, tt_depth, tt_bound = unpack(entry)
         tt_move = decode(code) if code else None
-        if not pv_node and (entry >> DEPTH_SHIFT) & DEPTH_MASK >= depth:
-            tt_score = value_from_tt(((entry >> SCORE_SHIFT) & SCORE_MASK) - VALUE_OFFSET, ply)
-            tt_bound = (entry >> BOUND_SHIFT) & BOUND_MASK
+        if not pv_node and tt_depth >= depth:
+            tt_score = value_from_tt(tt_score, ply)
             if (tt_bound == EXACT or (tt_bound == LOWER and tt_score >= beta)
                     or (tt_bound == UPPER and tt_score <= alpha)):
                 return tt_move, tt_score
@@ -824,7 +818,7 @@ class Searcher:
         if ply > self.seldepth:
             self.seldepth = ply
         if ply >= MAX_PLY - 1:
-            return packed >> FLAG_BITS
+            return packed_score(packed)
         occupied_co = board.occupied_co  # the board's own list: push and pop update it in place
 
         if packed & IN_CHECK_FLAG:
@@ -835,7 +829,7 @@ class Searcher:
             checks = False
         else:
             # Step 2. Stand pat: the side to move may decline every capture.
-            stand_pat = packed >> FLAG_BITS
+            stand_pat = packed_score(packed)
             if stand_pat >= beta:
                 return stand_pat
             if stand_pat > alpha:
@@ -848,7 +842,7 @@ class Searcher:
             ep = board.ep_square
             count = _quiescence_list(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
                                      board.kings, occupied_co[0], occupied_co[1], board.turn,
-                                     -1 if ep is None else ep, packed & FLAGS_MASK,
+                                     -1 if ep is None else ep, packed_flags(packed),
                                      alpha - stand_pat - DELTA_MARGIN, codes)
             if count < 0:
                 if not checks:
@@ -859,15 +853,14 @@ class Searcher:
         # Quiet checks come last, listed only if no capture cuts off (chain is lazy); no attacker
         # in their entries tells them from the captures.
         for entry in chain(entries, self._quiet_checks(board)) if checks else entries:
-            if entry >> ATTACKER_SHIFT:
+            if entry_is_capture(entry):
                 # Step 4. Delta pruning against the raised alpha.
-                if not entry & PROMOTION_BITS and stand_pat + PIECE_VALUE[(entry >> VICTIM_SHIFT) & TYPE_MASK] \
-                        + DELTA_MARGIN <= alpha:
+                if not entry_promotes(entry) and stand_pat + PIECE_VALUE[entry_victim(entry)] + DELTA_MARGIN <= alpha:
                     continue
                 # Step 5. Skip captures that lose material, and under-promotions.
-                if not entry & GOOD_BIT:
+                if not entry_is_good(entry):
                     continue
-            child = board.push_legal(MOVE_TABLE[entry & CODE_MASK])
+            child = board.push_legal(entry_move(entry))
             if child is None:  # pseudo-legal, and it leaves our king attacked
                 continue
             score = -self._qsearch(board, -beta, -alpha, ply + 1, child)

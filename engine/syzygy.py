@@ -132,7 +132,7 @@ def check_table_header(table: chess.syzygy.Table) -> Optional[str]:
     try:
         if isinstance(table, chess.syzygy.WdlTable):
             table.init_table_wdl()
-        else:
+        elif isinstance(table, chess.syzygy.DtzTable):
             table.init_table_dtz()
         lists = _piece_lists(table)
     except Exception as exc:  # a damaged header: python-chess raises whatever its parsing met

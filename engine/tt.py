@@ -12,8 +12,8 @@ Zobrist key XOR data[i] (the key check):
     bits 58-63  age            search generation, modulo 64
 
 Each field is read as (entry >> FIELD_SHIFT) & FIELD_MASK (the move needs no shift,
-the age no mask: it is the top field); unpack() decodes them all, the search
-inlines the same expressions (a call per node would cost more than the decoding).
+the age no mask: it is the top field); outside the kernel, entry_code() reads the
+move and unpack() all four fields, and store() writes an entry.
 
 A bucket is chosen by the key's low 32 bits scaled to the bucket count (so any
 size in MB works, not only powers of two).
@@ -71,7 +71,7 @@ AGE_PENALTY = 8
 
 
 @njit("void(uint64[::1], uint64[::1], uint64, int64, int64, int64, int64, int64)", cache=True, nogil=True)
-def store_kernel(keys, data, key, move, score, depth, bound, age):  # type: ignore[no-untyped-def]
+def store_kernel(keys, data, key, move, score, depth, bound, age):
     """Write an entry for key into the table's arrays by the replacement policy (the module's
     docstring); score node-relative, depth clamped to 0..DEPTH_MASK, age the current generation."""
     i = np.int64(((key & np.uint64(0xFFFFFFFF)) * np.uint64(keys.shape[0] // BUCKET_SIZE)) >> np.uint64(32))
@@ -109,6 +109,11 @@ def store_kernel(keys, data, key, move, score, depth, bound, age):  # type: igno
 
 
 store_entry = entry_point(store_kernel)  # the compiled entry: no dispatcher on the way (the search calls it too)
+
+
+def entry_code(entry: int) -> int:
+    """The move code of a packed entry (engine.moves; 0: none)."""
+    return entry & MOVE_MASK
 
 
 def unpack(entry: int) -> tuple[int, int, int, int]:
@@ -183,8 +188,8 @@ class TranspositionTable:
 
     def _set_arrays(self, keys: np.ndarray, data: np.ndarray, megabytes: int) -> None:
         self.n_buckets, self.keys, self.data = len(keys) // BUCKET_SIZE, keys, data
-        self._keys = memoryview(keys)
-        self._data = memoryview(data)
+        self._keys = keys.data  # memoryviews: an element comes back as a plain int
+        self._data = data.data
         self.megabytes = megabytes
 
     def close(self) -> None:

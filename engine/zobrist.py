@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit
 
 from garfish.engine.bits import FILE_A, FILE_H, ONE, RANK_1, RANK_8, U64, ZERO, lsb
+from garfish.engine.types import bitboards
 
 KEYS = np.array(chess.polyglot.POLYGLOT_RANDOM_ARRAY, dtype=np.uint64)
 CASTLE_OFFSET = 768
@@ -88,10 +89,4 @@ def zobrist_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, 
 def zobrist(board: chess.Board) -> int:
     """Polyglot Zobrist key of the board, as a Python int."""
     ep = board.ep_square
-    black, white = board.occupied_co
-    return int(
-        zobrist_kernel(
-            board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
-            black, white, board.turn, board.castling_rights, -1 if ep is None else ep,
-        )
-    )
+    return int(zobrist_kernel(*bitboards(board), board.castling_rights, -1 if ep is None else ep))

@@ -18,6 +18,9 @@ says why it stopped). Issue 33's queue, each candidate a worktree beside the che
     .venv/bin/python scripts/sprt_queue.py --base ../sprt-base --out ../runs ../cand-corrhist ../cand-improving \
         ../cand-singular ../cand-conthist ../cand-lmr-history ../cand-qstt ../cand-probcut
 
+The last two of them are kept as patches in scripts/candidates/, to be applied to a worktree of
+a6d06ed (docs/history.md, "Stronger by evaluation and search", gives the commands).
+
 --summary plays nothing: it prints each candidate's figures from its match's journal, as `garfish match`
 does at the end (--upto N: the first N games finished, those the truncation rule judged). A match
 killed before it could write its report loses nothing this way.

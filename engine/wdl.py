@@ -4,7 +4,7 @@ The model is Stockfish's: with score v (centipawns, side to move's view) and
 material m (pawns 1, minor pieces 3, rooks 5, queens 9, both sides, clamped to
 17..78), P(win) = 1 / (1 + exp((a(m) - v) / b(m))) and P(loss) likewise with
 -v; a draw is the rest. a(m) and b(m) are cubic polynomials in m / 58 whose
-coefficients were fitted to Garfish's own games by `garfish wdl` (arena/wdl.py;
+coefficients were fitted to Garfish's own games by `garfish wdl` (arena/wdlfit.py;
 the command and data are given beside the coefficients).
 """
 
@@ -30,7 +30,7 @@ B_FLOOR = 10.0  # the fit bounds b to 10-500 cp; keep the polynomial above that 
 
 
 def material(board: chess.Board) -> int:
-    """Material of both sides in pawn units, clamped to the model's range (the same count as arena/wdl.py)."""
+    """Material of both sides in pawn units, clamped to the model's range (the same count as arena/wdlfit.py)."""
     total = sum(weight * chess.popcount(board.pieces_mask(piece, chess.WHITE) | board.pieces_mask(piece, chess.BLACK))
                 for piece, weight in MATERIAL_WEIGHT)
     return min(max(total, MATERIAL_MIN), MATERIAL_MAX)

@@ -103,7 +103,7 @@ def _column(values: Sequence[str], dtype: type, what: str, name: str) -> np.ndar
 
 
 def parse_lines(lines: Sequence[str], name: str = "<data>",
-                progress: Optional[Callable[[int], None]] = None) -> Positions:
+                progress: Optional[Callable[[int], object]] = None) -> Positions:
     """Parse `FEN;SCORE;BEST;RESULT` lines (DataError on a malformed one). progress(n) is told of
     the positions checked as the slow in-check pass goes."""
     rows = [line.split(";") for line in lines]
@@ -207,7 +207,7 @@ def load_bitboards(board: chess.BaseBoard, planes: Sequence[int]) -> None:
     board.promoted = 0
 
 
-def _in_check(pieces: np.ndarray, turn: np.ndarray, progress: Optional[Callable[[int], None]]) -> np.ndarray:
+def _in_check(pieces: np.ndarray, turn: np.ndarray, progress: Optional[Callable[[int], object]]) -> np.ndarray:
     """Whether the side to move is in check, by python-chess's attack tables on one reused board."""
     board = chess.BaseBoard(None)
     checked = np.zeros(len(turn), dtype=bool)
@@ -258,7 +258,7 @@ def cache_path(cache: Path, source: DataFile) -> Path:
 
 
 def load_file(path: Path, cache: Optional[Path],
-              progress: Optional[Callable[[int], None]] = None) -> tuple[DataFile, Positions, bool]:
+              progress: Optional[Callable[[int], object]] = None) -> tuple[DataFile, Positions, bool]:
     """A file's positions, from the cache when it has them (parsed and cached otherwise): the
     file's identity, the positions and whether they came from the cache."""
     source, data = identify(path)

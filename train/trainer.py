@@ -8,7 +8,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 import torch
@@ -143,9 +143,16 @@ def make_optimizer(config: TrainConfig, model: Model) -> torch.optim.Optimizer:
         if not bucket_decay_applies(config, model.arch):
             return torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
         rest = [parameter for parameter in model.parameters() if parameter is not model.w1]
-        return torch.optim.AdamW([{"params": rest, "weight_decay": config.weight_decay},
-                                  {"params": [model.w1], "weight_decay": config.bucket_decay}], lr=config.lr)
+        groups: list[dict[str, Any]] = [{"params": rest, "weight_decay": config.weight_decay},
+                                        {"params": [model.w1], "weight_decay": config.bucket_decay}]
+        return torch.optim.AdamW(groups, lr=config.lr)
     return torch.optim.Adam(model.parameters(), lr=config.lr)
+
+
+def scale_set(config: TrainConfig) -> float:
+    """The evaluation's sigmoid scale of a config that evaluation_scale has completed."""
+    assert config.eval_k is not None, "evaluation_scale sets eval_k before training"
+    return config.eval_k
 
 
 def evaluation_scale(config: TrainConfig, train: Split) -> float:
@@ -175,7 +182,7 @@ def train_epoch(config: TrainConfig, model: Model, optimizer: torch.optim.Optimi
             for group in optimizer.param_groups:
                 group["lr"] = learning_rate(config, (epoch * steps + step) / (config.epochs * steps))
             target = torch.from_numpy(train.target[rows])
-            predicted = torch.sigmoid(model(make_batch(train.inputs, rows)) * (model.arch.scale / config.eval_k))
+            predicted = torch.sigmoid(model(make_batch(train.inputs, rows)) * (model.arch.scale / scale_set(config)))
             loss = torch.mean((predicted - target) ** 2)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
@@ -285,7 +292,7 @@ def finish(config: TrainConfig, sources: list[DataFile], model: Model, optimizer
     float_evals = predict(model, val)
     network = network or quantize(model)
     quantized_evals = integer_forward(network, val.inputs, np.arange(len(val))).double().numpy()
-    quantized_loss = sigmoid_loss(quantized_evals, val.target, config.eval_k)
+    quantized_loss = sigmoid_loss(quantized_evals, val.target, scale_set(config))
     losses = (history["train"][-1], history["val"][-1], quantized_loss)
     network = dataclasses.replace(network, description=describe(config, sources, model.arch, (len(train), len(val)),
                                                                  losses, commands))
@@ -343,7 +350,7 @@ def run(config: TrainConfig) -> int:
     for epoch in range(start, config.epochs):
         epoch_start = time.perf_counter()
         history["train"].append(train_epoch(config, model, optimizer, train, epoch))
-        history["val"].append(sigmoid_loss(predict(model, val), val.target, config.eval_k))
+        history["val"].append(sigmoid_loss(predict(model, val), val.target, scale_set(config)))
         save_checkpoint(checkpoint, model, optimizer, epoch + 1, history, commands[0])
         say(f"epoch {epoch + 1}/{config.epochs}: training loss {history['train'][-1]:.6f}, validation loss "
             f"{history['val'][-1]:.6f}, lr {optimizer.param_groups[0]['lr']:.2e}, "
@@ -378,7 +385,7 @@ def merge(config: TrainConfig, sources: list[DataFile], splits: tuple[Split, Spl
               file=sys.stderr)
         return 2
     config = dataclasses.replace(config, eval_k=evaluation_scale(config, train))
-    eval_k = config.eval_k
+    eval_k = scale_set(config)
     reference = baseline(config, val)[1] if config.baseline else None
     for number, (path, history) in enumerate(zip(config.merge, histories), 1):
         say(f"member {number}: {path}, validation loss {history['val'][-1]:.6f} after {len(history['val'])} epoch(s)")

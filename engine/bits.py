@@ -181,7 +181,7 @@ RAYS = _ray_table()
 
 
 @njit("uint64(int64, int64, uint64)", cache=True)
-def ray_attacks(d: int, sq: int, occ: np.uint64) -> np.uint64:
+def ray_attacks(d: int, sq: int | np.int64, occ: np.uint64) -> np.uint64:
     """Attacks along one ray from sq, stopping at (and including) the first blocker."""
     ray = RAYS[d, sq]
     blockers = ray & occ
@@ -195,13 +195,13 @@ def ray_attacks(d: int, sq: int, occ: np.uint64) -> np.uint64:
 
 
 @njit("uint64(int64, uint64)", cache=True)
-def bishop_attacks(sq: int, occ: np.uint64) -> np.uint64:
+def bishop_attacks(sq: int | np.int64, occ: np.uint64) -> np.uint64:
     """Diagonal attacks from sq on the given occupancy."""
     return ray_attacks(1, sq, occ) | ray_attacks(3, sq, occ) | ray_attacks(5, sq, occ) | ray_attacks(7, sq, occ)
 
 
 @njit("uint64(int64, uint64)", cache=True)
-def rook_attacks(sq: int, occ: np.uint64) -> np.uint64:
+def rook_attacks(sq: int | np.int64, occ: np.uint64) -> np.uint64:
     """Orthogonal attacks from sq on the given occupancy."""
     return ray_attacks(0, sq, occ) | ray_attacks(2, sq, occ) | ray_attacks(4, sq, occ) | ray_attacks(6, sq, occ)
 

@@ -11,26 +11,22 @@ import math
 import random
 import threading
 import time
-from itertools import chain
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Iterator, Optional, Protocol
+from typing import TYPE_CHECKING, Callable, Optional, Protocol
 
 import chess
 
 from garfish.engine.bits import entry_point
 from garfish.engine.board import SearchBoard
-from garfish.engine.captures import (
-    entry_is_capture, entry_is_good, entry_move, entry_promotes, entry_victim, quiescence_list_kernel,
-    quiet_checks_kernel,
-)
 from garfish.engine.checks import check_masks_kernel, gives_check_kernel, threats_entry
 from garfish.engine.flags import (
     ATTACKS_BISHOP, ATTACKS_KNIGHT, ATTACKS_PAWN, ATTACKS_QUEEN, ATTACKS_ROOK, IN_CHECK_FLAG, PROMOTION_FLAG,
     packed_flags, packed_score,
 )
 from garfish.engine.history import History
-from garfish.engine.movepick import PROMOTION_RANK, evasion_moves, pick_moves
+from garfish.engine.movepick import PROMOTION_RANK, pick_moves
 from garfish.engine.moves import decode, encode
+from garfish.engine.qsearch import QuiescenceWork, quiescence_entry
 from garfish.engine.skill import Skill
 from garfish.engine.timeman import soft_limit, time_budget
 from garfish.engine.tt import TranspositionTable, entry_code, unpack
@@ -44,11 +40,10 @@ from garfish.engine.zobrist import zobrist, zobrist_kernel
 _zobrist = entry_point(zobrist_kernel)
 _check_masks = entry_point(check_masks_kernel)
 _gives_check = entry_point(gives_check_kernel)
-_list_quiet_checks = entry_point(quiet_checks_kernel)
-_quiescence_list = entry_point(quiescence_list_kernel)
+_quiescence = quiescence_entry
 
 if TYPE_CHECKING:
-    from garfish.engine.nnue import NetworkEvaluator
+    from garfish.engine.nnue import NetworkBoard, NetworkEvaluator
     from garfish.engine.syzygy import Tablebases
 
 POLL_INTERVAL = 256        # nodes between checks of the clock and the stop flag ...
@@ -65,8 +60,8 @@ FUTILITY_MARGIN = 110      # ... when eval + margin * depth cannot reach alpha
 LMP_BASE = 3               # late move pruning (not in PV nodes): quiets after LMP_BASE + depth^2 moves
 LMR_DEPTH = 3              # late move reductions from this depth ...
 LMR_MOVES = 3              # ... after this many moves
-QS_CHECKS = True           # quiet checks at the first quiescence ply
-DELTA_MARGIN = 200         # quiescence delta pruning margin
+QS_CHECKS = True           # quiet checks at the first quiescence ply (delta pruning's margin: engine.qsearch)
+NO_BUDGET = 1 << 62        # the quiescence kernel's node budget without a node limit
 SINGLE_MOVE_DEPTH = 4      # with one legal move, a timed search stops at this depth
 MATE_EXTRA_DEPTH = 4       # plies searched past a found mate before stopping
 TB_ROOT_TIME_SHARE = 0.9   # ranking the root moves by DTZ probes no more moves past this share of the hard limit:
@@ -195,6 +190,8 @@ class Searcher:
         self.skip = skip
         self.publish_nodes = publish_nodes
         self.history = History()
+        self._work = QuiescenceWork()  # the quiescence kernel's work arrays (engine.qsearch)
+        self._network: Optional[NetworkBoard] = None  # the running search's board, when it evaluates with a network
         self._own_stop = threading.Event()  # the stop flag of searches whose caller passes none
         self.stop_event: StopFlag = self._own_stop  # the running search's stop flag
         self.nodes = 0
@@ -212,6 +209,7 @@ class Searcher:
         self._poll_interval = POLL_INTERVAL
         self._node_limit = 0
         self._completed_depth = 0
+        self._lines_first = False  # the clock waits for depth 1's lines (MultiPV)
         self._root_best: Optional[chess.Move] = None
         self._root_moves: Optional[set[chess.Move]] = None
         self.tbhits = 0
@@ -275,7 +273,12 @@ class Searcher:
         self.keys = game_keys(board)
         self.barrier = 0
         # The root's board evaluates every position the search makes (push_legal, evaluate_packed).
-        root = SearchBoard.from_board(board) if self.evaluator is None else self.evaluator.search_board(board)
+        root: SearchBoard
+        if self.evaluator is None:
+            root = SearchBoard.from_board(board)
+            self._network = None
+        else:
+            root = self._network = self.evaluator.search_board(board)
 
         legal = list(root.legal_moves)
         if limits.searchmoves:
@@ -310,6 +313,9 @@ class Searcher:
         skill_nodes = skill.nodes if skill is not None else None  # the skill's node budget (None: none)
         # MultiPV: line i is the best of the root moves not in lines 1..i-1 (capped by the root moves).
         multipv = min(max(limits.multipv, skill.lines if skill is not None else 1), len(legal))
+        # Several lines: the clock stops the search only once depth 1 has scored every one of them
+        # (a few hundred nodes), so that a GUI asking for N lines always gets N.
+        self._lines_first = multipv > 1
         root_moves = self._root_moves  # searchmoves, or None for every legal move
         root_entry = 0  # the root's TT entry after line 1's search
         lines: list[PVLine] = []  # the last completed depth's lines, best first
@@ -497,7 +503,7 @@ class Searcher:
             self._next_poll = min(self._next_poll, self._node_limit)
         if self.stop_event.is_set():
             raise SearchAborted
-        if (self._maximum is not None and not self.pondering
+        if (self._maximum is not None and not self.pondering and (self._completed_depth or not self._lines_first)
                 and time.perf_counter() - self._start >= self._maximum):
             raise SearchAborted
 
@@ -807,83 +813,33 @@ class Searcher:
 
     def _qsearch(self, board: SearchBoard, alpha: int, beta: int, ply: int, packed: int,
                  checks: bool = False) -> int:
-        """Quiescence search: captures and promotions (all evasions in check), with stand-pat.
-
-        checks: also try quiet checking moves (at the first quiescence ply), so that a
-        mate threat just beyond the horizon is seen.
-        """
-        self.nodes += 1
+        """Quiescence search of the node, by one kernel call (engine.qsearch): captures and promotions
+        (every evasion in check), with stand pat; checks: quiet checks too (the first quiescence
+        ply), so that a mate threat just beyond the horizon is seen. Its nodes count as the
+        search's, and the search polls after it (a node limit is met exactly: the kernel stops at it)."""
+        occupied_co = board.occupied_co
+        ep = board.ep_square
+        work = self._work
+        network = self._network
+        budget = self._node_limit - self.nodes if self._node_limit else NO_BUDGET
+        if network is None:
+            score, nodes, deepest = _quiescence(
+                board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings, occupied_co[0],
+                occupied_co[1], board.turn, -1 if ep is None else ep, packed, alpha, beta, ply, checks, False,
+                work.no_weights, work.no_params, work.no_accumulators, 0, budget, work.state, work.frames,
+                work.lists)
+        else:
+            score, nodes, deepest = _quiescence(
+                board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings, occupied_co[0],
+                occupied_co[1], board.turn, -1 if ep is None else ep, packed, alpha, beta, ply, checks, True,
+                network.weights, network.params, network.state, network.slot(), budget, work.state, work.frames,
+                work.lists)
+        self.nodes += nodes
+        if deepest > self.seldepth:
+            self.seldepth = deepest
         if self.nodes >= self._next_poll:
             self._poll()
-        if ply > self.seldepth:
-            self.seldepth = ply
-        if ply >= MAX_PLY - 1:
-            return packed_score(packed)
-        occupied_co = board.occupied_co  # the board's own list: push and pop update it in place
-
-        if packed & IN_CHECK_FLAG:
-            # Step 1. In check: every evasion (no attacker in their entries: none is pruned), no
-            # stand-pat; no legal evasion means mate (below).
-            best_score = stand_pat = -INF
-            entries = [encode(move) for move in evasion_moves(board)]
-            checks = False
-        else:
-            # Step 2. Stand pat: the side to move may decline every capture.
-            stand_pat = packed_score(packed)
-            if stand_pat >= beta:
-                return stand_pat
-            if stand_pat > alpha:
-                alpha = stand_pat
-            best_score = stand_pat
-            # Step 3. List only captures of pieces that could lift the score above alpha (delta pruning
-            # by piece type, from the evaluation's attack flags), typed, sorted and SEE-tested by one
-            # kernel call (engine.captures); -1: no piece is worth capturing.
-            codes = board.codes
-            ep = board.ep_square
-            count = _quiescence_list(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
-                                     board.kings, occupied_co[0], occupied_co[1], board.turn,
-                                     -1 if ep is None else ep, packed_flags(packed),
-                                     alpha - stand_pat - DELTA_MARGIN, codes)
-            if count < 0:
-                if not checks:
-                    return best_score
-                count = 0
-            entries = codes[:count].tolist()
-
-        # Quiet checks come last, listed only if no capture cuts off (chain is lazy); no attacker
-        # in their entries tells them from the captures.
-        for entry in chain(entries, self._quiet_checks(board)) if checks else entries:
-            if entry_is_capture(entry):
-                # Step 4. Delta pruning against the raised alpha.
-                if not entry_promotes(entry) and stand_pat + PIECE_VALUE[entry_victim(entry)] + DELTA_MARGIN <= alpha:
-                    continue
-                # Step 5. Skip captures that lose material, and under-promotions.
-                if not entry_is_good(entry):
-                    continue
-            child = board.push_legal(entry_move(entry))
-            if child is None:  # pseudo-legal, and it leaves our king attacked
-                continue
-            score = -self._qsearch(board, -beta, -alpha, ply + 1, child)
-            board.pop()
-            if score > best_score:
-                best_score = score
-                if score > alpha:
-                    if score >= beta:
-                        break
-                    alpha = score
-        if best_score == -INF:
-            return mated_in(ply)  # in check, and every evasion was illegal
-        return best_score
-
-    @staticmethod
-    def _quiet_checks(board: SearchBoard) -> Iterator[int]:
-        """Step 6. The codes of the quiet checking moves (first quiescence ply) that do not lose the
-        checking piece (engine.captures.quiet_checks_kernel)."""
-        codes = board.codes
-        occupied_co = board.occupied_co
-        count = _list_quiet_checks(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
-                                   board.kings, occupied_co[0], occupied_co[1], board.turn, codes)
-        yield from codes[:count].tolist()
+        return score
 
     @staticmethod
     def _attacked_pieces(board: chess.Board, flags: int, need: int) -> int:

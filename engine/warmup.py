@@ -7,7 +7,8 @@ in a fraction of a second. Each kernel is compiled once (tests/test_warmup.py): 
 callee again for every literal argument, so constant arguments are passed as int64 values. On a
 first start, `load_kernels` has a second Python process compile the evaluation's kernels (engine.evaluate and
 engine.nnue, about half the work) into the cache while this one compiles the search's (checks,
-SEE, Zobrist, the capture lists, the TT's store); it then imports the evaluation's from the cache.
+SEE, Zobrist, the capture lists, the TT's store); it then imports the evaluation's from the cache
+and compiles the quiescence search (engine.qsearch), which calls both.
 With the cache warm it does what an import does; a cache left by other sources (an upgrade keeps
 the old version's files) counts as cold, as Numba compiles everything again for it. This module
 imports no kernel itself.
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
 EVALUATION_MODULES = ("garfish.engine.evaluate", "garfish.engine.nnue")  # compiled by the second process
 SEARCH_MODULES = ("garfish.engine.checks", "garfish.engine.see", "garfish.engine.zobrist",  # ... and this one
                   "garfish.engine.captures", "garfish.engine.tt")
+# ... and then this one the quiescence search, which calls the kernels of both
+QUIESCENCE_MODULES = ("garfish.engine.qsearch",)
 PROBE_KERNEL = "nnue.network_update_kernel"  # its index file in Numba's cache says the cache is warm
 HELPER_TIMEOUT = 300.0  # seconds the second process may take before this one compiles on its own
 
@@ -98,5 +101,5 @@ def load_kernels() -> None:
         except subprocess.TimeoutExpired:
             helper.kill()
             helper.wait()
-    for name in EVALUATION_MODULES:
+    for name in EVALUATION_MODULES + QUIESCENCE_MODULES:
         __import__(name)

@@ -1,0 +1,400 @@
+"""The quiescence search, compiled: one kernel call searches a node's whole quiescence subtree.
+
+At the main search's horizon (engine.search, `_negamax`'s step 1) the node's position goes to
+quiescence_kernel as bitboards, with the side to move, the en passant square, the evaluation
+kernel's result for it and, with a network, the accumulators of the search's board (NetworkBoard's
+state, whose slot for this ply the move that led here filled). The kernel searches every node
+below it as the Python quiescence search did, in the same order with the same pruning, and so the
+same tree: stand pat; in check, every evasion (evasion_list_kernel, in python-chess's order of
+engine.movepick.evasion_moves) and mate when none is legal; else the captures and promotions of
+quiescence_list_kernel (engine.captures: ordered by MVV-LVA, delta-pruned by piece type, SEE
+tested), delta pruning against the raised alpha, losing captures and under-promotions skipped;
+at the first quiescence ply, the quiet checks of quiet_checks_kernel once no capture has cut off.
+
+A child is made by copy-make on a small state (the eight bitboards, the side to move and the en
+passant square, one row per ply, exactly as engine.board.SearchBoard.push makes it: no move of
+the quiescence search castles) and evaluated by the kernel the search uses after its moves
+(engine.evaluate.evaluate_kernel, or engine.nnue.network_update_kernel on the next slot of the
+board's own accumulators, updated incrementally from the slot before): a child whose side to move
+could take the king is dropped, as push_legal drops it.
+
+The kernel returns the score, the nodes it searched and the deepest ply it reached. It cannot read
+the clock or the stop flag: the caller polls after it returns (a quiescence subtree is small). A
+node limit is exact: given the nodes left (budget), the kernel stops when it has searched that many
+and says so, and the caller's poll then aborts the search at the same node count as before.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from garfish.engine.bits import (
+    KING_ATTACKS, KNIGHT_ATTACKS, ONE, PAWN_ATTACKS, U64, ZERO, bishop_attacks, entry_point, lsb, msb, rook_attacks,
+)
+from garfish.engine.captures import (
+    ATTACKER_SHIFT, CODE_MASK, GOOD_BIT, PROMOTION_BITS, TYPE_MASK, VICTIM_SHIFT, quiescence_list_kernel, quiet_checks_kernel,
+)
+from garfish.engine.checks import evasion_kernel
+from garfish.engine.evaluate import evaluate_kernel
+from garfish.engine.flags import FLAG_BITS, FLAGS_MASK, ILLEGAL_FLAG, IN_CHECK_FLAG
+from garfish.engine.moves import PROMOTION_SHIFT, SQUARE_MASK, TO_SHIFT
+from garfish.engine.nnue import network_update_kernel
+from garfish.engine.types import INF, MATE, MAX_LISTED_MOVES, MAX_PLY, PIECE_VALUE
+
+DELTA_MARGIN = 200  # delta pruning's margin, centipawns: a capture must be able to lift the score this much past alpha
+PAWNS, KNIGHTS, BISHOPS, ROOKS, QUEENS, KINGS, BLACK, WHITE = range(8)  # a state row's bitboards
+RANK_1_OR_8 = np.uint64(0xFF000000000000FF)
+RANK_3_4 = np.uint64(0x00000000FFFF0000)  # white double pushes land on rank 4, through rank 3
+RANK_5_6 = np.uint64(0x0000FFFF00000000)  # black's on rank 5, through rank 6
+RANK_4 = np.uint64(0x00000000FF000000)  # en passant capturers stand on rank 4 (black) ...
+RANK_5 = np.uint64(0x000000FF00000000)  # ... or rank 5 (white)
+PROMOTION_ORDER = (5, 4, 3, 2)  # python-chess generates promotions queen, rook, bishop, knight
+_VALUE = np.array(PIECE_VALUE, dtype=np.int64)
+FRAMES = MAX_PLY + 2  # rows of the work arrays: one per quiescence ply, and one more for the child of the last
+# A frame (one row of `frames` per quiescence ply): the node's side to move (1: White), en passant
+# square, packed evaluation, alpha, beta, whether it tries quiet checks, its best score so far, its
+# stand-pat score, its list's length (in `lists`), the next entry to try, and the list it is on (0:
+# captures or evasions, 1: quiet checks).
+F_TURN, F_EP, F_PACKED, F_ALPHA, F_BETA, F_CHECKS, F_BEST, F_STAND, F_COUNT, F_NEXT, F_STAGE = range(11)
+FRAME_FIELDS = 11
+NO_RESULT = INF + 1  # no score yet: a node whose moves are still to be searched
+
+BITBOARDS = "uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean"
+
+
+@njit(cache=True)
+def _add_pawn_move(out, n, from_sq, to_sq):
+    """Write a pawn move (the four promotions, queen first, onto the last rank) at out[n]; the new count."""
+    if (ONE << U64(to_sq)) & RANK_1_OR_8:
+        for piece in PROMOTION_ORDER:
+            out[n] = from_sq | (to_sq << TO_SHIFT) | (piece << PROMOTION_SHIFT)
+            n += 1
+    else:
+        out[n] = from_sq | (to_sq << TO_SHIFT)
+        n += 1
+    return n
+
+
+@njit(cache=True)
+def _add_en_passant(pawns, own, occ, turn, ep, from_mask, to_mask, out, n):
+    """python-chess's generate_pseudo_legal_ep: the captures onto the en passant square ep (-1: none)."""
+    if ep < 0:
+        return n
+    ep_bb = ONE << U64(ep)
+    if not ep_bb & to_mask or ep_bb & occ:
+        return n
+    capturers = pawns & own & from_mask & PAWN_ATTACKS[0 if turn else 1, ep] & (RANK_5 if turn else RANK_4)
+    while capturers:
+        from_sq = np.int64(msb(capturers))
+        capturers ^= ONE << U64(from_sq)
+        out[n] = from_sq | (ep << TO_SHIFT)
+        n += 1
+    return n
+
+
+@njit(f"int64({BITBOARDS}, int64, int64[::1])", cache=True, nogil=True)
+def evasion_list_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, out):
+    """Write into out the codes of engine.movepick.evasion_moves for a side in check, in its order
+    (python-chess's evasion order, pseudo-legal: a pinned piece's move is listed, the search drops
+    it), and return their number: king steps to squares not attacked, then python-chess's
+    generate_pseudo_legal_moves(blockers, block) (pieces, pawn captures, pushes, double pushes, en
+    passant), then an en passant capture of the checking pawn."""
+    pawns, knights, bishops, rooks, queens = U64(pawns), U64(knights), U64(bishops), U64(rooks), U64(queens)
+    kings, black, white = U64(kings), U64(black), U64(white)
+    checkers, king_to, block, blockers = evasion_kernel(pawns, knights, bishops, rooks, queens, kings, black, white,
+                                                        turn)
+    own = white if turn else black
+    them = black if turn else white
+    occ = white | black
+    n = 0
+    ksq = np.int64(lsb(kings & own))
+    while king_to:
+        to_sq = np.int64(msb(king_to))
+        king_to ^= ONE << U64(to_sq)
+        out[n] = ksq | (to_sq << TO_SHIFT)
+        n += 1
+    if blockers:
+        pieces = own & ~pawns & blockers
+        while pieces:
+            from_sq = np.int64(msb(pieces))
+            from_bb = ONE << U64(from_sq)
+            pieces ^= from_bb
+            if from_bb & knights:
+                targets = KNIGHT_ATTACKS[from_sq]
+            elif from_bb & bishops:
+                targets = bishop_attacks(from_sq, occ)
+            elif from_bb & rooks:
+                targets = rook_attacks(from_sq, occ)
+            elif from_bb & queens:
+                targets = bishop_attacks(from_sq, occ) | rook_attacks(from_sq, occ)
+            else:
+                targets = KING_ATTACKS[from_sq]
+            targets &= ~own & block
+            while targets:
+                to_sq = np.int64(msb(targets))
+                targets ^= ONE << U64(to_sq)
+                out[n] = from_sq | (to_sq << TO_SHIFT)
+                n += 1
+        own_pawns = pawns & own & blockers
+        if own_pawns:
+            capturers = own_pawns
+            while capturers:
+                from_sq = np.int64(msb(capturers))
+                capturers ^= ONE << U64(from_sq)
+                targets = PAWN_ATTACKS[1 if turn else 0, from_sq] & them & block
+                while targets:
+                    to_sq = np.int64(msb(targets))
+                    targets ^= ONE << U64(to_sq)
+                    n = _add_pawn_move(out, n, from_sq, to_sq)
+            if turn:
+                single = (own_pawns << U64(8)) & ~occ
+                double = (single << U64(8)) & ~occ & RANK_3_4
+                step = 8
+            else:
+                single = (own_pawns >> U64(8)) & ~occ
+                double = (single >> U64(8)) & ~occ & RANK_5_6
+                step = -8
+            single &= block
+            double &= block
+            while single:
+                to_sq = np.int64(msb(single))
+                single ^= ONE << U64(to_sq)
+                n = _add_pawn_move(out, n, to_sq - step, to_sq)
+            while double:
+                to_sq = np.int64(msb(double))
+                double ^= ONE << U64(to_sq)
+                out[n] = (to_sq - 2 * step) | (to_sq << TO_SHIFT)
+                n += 1
+            n = _add_en_passant(pawns, own, occ, turn, ep, blockers, block, out, n)
+    if block and ep >= 0 and not (ONE << U64(ep)) & block and ep + (-8 if turn else 8) == np.int64(msb(checkers)):
+        n = _add_en_passant(pawns, own, occ, turn, ep, ~ZERO, ~ZERO, out, n)
+    return n
+
+
+@njit(cache=True)
+def _make(state, parent, child, turn, ep, code):
+    """Copy-make: state row `child` is row `parent` after the move `code` (never castling) by the
+    side `turn`, as SearchBoard.push makes it; returns the child's en passant square (-1: none)."""
+    for i in range(8):
+        state[child, i] = state[parent, i]
+    from_sq = code & SQUARE_MASK
+    to_sq = (code >> TO_SHIFT) & SQUARE_MASK
+    promotion = code >> PROMOTION_SHIFT
+    from_bb = ONE << U64(from_sq)
+    to_bb = ONE << U64(to_sq)
+    us = WHITE if turn else BLACK
+    them = BLACK if turn else WHITE
+    state[child, us] ^= from_bb | to_bb
+    if state[child, them] & to_bb:  # the captured piece (never a king: the move is legal)
+        state[child, them] ^= to_bb
+        for kind in range(QUEENS + 1):
+            if state[child, kind] & to_bb:
+                state[child, kind] ^= to_bb
+                break
+    child_ep = -1
+    if state[child, PAWNS] & from_bb:
+        state[child, PAWNS] ^= from_bb
+        if promotion:
+            state[child, promotion - 1] |= to_bb
+        else:
+            state[child, PAWNS] |= to_bb
+            diff = to_sq - from_sq
+            if diff == 16 or diff == -16:
+                child_ep = from_sq + diff // 2
+            elif to_sq == ep and diff != 8 and diff != -8:  # en passant: the pawn passed by goes
+                captured = ONE << U64(to_sq - 8 if turn else to_sq + 8)
+                state[child, PAWNS] ^= captured
+                state[child, them] ^= captured
+        return child_ep
+    for kind in range(KNIGHTS, KINGS + 1):
+        if state[child, kind] & from_bb:
+            state[child, kind] ^= from_bb | to_bb
+            break
+    return child_ep
+
+
+@njit(cache=True)
+def _evaluate(state, row, turn, use_network, weights, params, accumulators, slot):
+    """The packed evaluation of state row `row` (engine.flags), as the search's push_legal gets it."""
+    if use_network:
+        return network_update_kernel(state[row, PAWNS], state[row, KNIGHTS], state[row, BISHOPS], state[row, ROOKS],
+                                     state[row, QUEENS], state[row, KINGS], state[row, BLACK], state[row, WHITE],
+                                     turn, weights, params, accumulators, slot)
+    return evaluate_kernel(state[row, PAWNS], state[row, KNIGHTS], state[row, BISHOPS], state[row, ROOKS],
+                           state[row, QUEENS], state[row, KINGS], state[row, BLACK], state[row, WHITE], turn)
+
+
+@njit(cache=True)
+def _back(frames, q, score):
+    """A child of node q scored `score` (node q's view): raise its best and alpha; whether it cuts off."""
+    if score > frames[q, F_BEST]:
+        frames[q, F_BEST] = score
+        if score > frames[q, F_ALPHA]:
+            if score >= frames[q, F_BETA]:
+                return True
+            frames[q, F_ALPHA] = score
+    return False
+
+
+@njit(
+    f"UniTuple(int64, 3)({BITBOARDS}, int64, int64, int64, int64, int64, boolean, boolean, int16[:, ::1], "
+    "int64[::1], int32[:, ::1], int64, int64, uint64[:, ::1], int64[:, ::1], int64[:, ::1])",
+    cache=True, nogil=True,
+)
+def quiescence_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, packed, alpha, beta,
+                      ply, checks, use_network, weights, params, accumulators, slot, budget, state, frames, lists):
+    """Search the quiescence subtree of the position (the module's description): (score, nodes,
+    deepest ply). packed: the evaluation kernel's result for the position; ply: its ply from the
+    search's root; checks: try quiet checks (the first quiescence ply); use_network: evaluate with
+    network_update_kernel on weights, params and the accumulators (whose slot `slot` holds the
+    position's), else evaluate_kernel (the network's arrays unused); budget: the most nodes to
+    search, past which the kernel stops and its score means nothing (the caller's node limit has
+    been reached). state, frames, lists: work arrays of FRAMES rows (uint64 [FRAMES, 8], int64
+    [FRAMES, FRAME_FIELDS], int64 [FRAMES, MAX_LISTED_MOVES])."""
+    state[0, PAWNS], state[0, KNIGHTS], state[0, BISHOPS] = pawns, knights, bishops
+    state[0, ROOKS], state[0, QUEENS], state[0, KINGS] = rooks, queens, kings
+    state[0, BLACK], state[0, WHITE] = black, white
+    frames[0, F_TURN] = 1 if turn else 0
+    frames[0, F_EP] = ep
+    frames[0, F_PACKED] = packed
+    frames[0, F_ALPHA] = alpha
+    frames[0, F_BETA] = beta
+    frames[0, F_CHECKS] = 1 if checks else 0
+    nodes = 0
+    deepest = ply
+    q = 0
+    result = 0
+    entering = True
+    while True:
+        if entering:
+            # A node: count it, then stand pat or list its moves.
+            entering = False
+            nodes += 1
+            if nodes >= budget:
+                return 0, nodes, deepest
+            node_ply = ply + q
+            if node_ply > deepest:
+                deepest = node_ply
+            node_packed = frames[q, F_PACKED]
+            node_turn = frames[q, F_TURN] != 0
+            if node_ply >= MAX_PLY - 1:
+                result = node_packed >> FLAG_BITS
+            elif node_packed & IN_CHECK_FLAG:
+                # Step 1. In check: every evasion (no attacker in their entries: none is pruned), no
+                # stand pat; no legal evasion means mate.
+                frames[q, F_BEST] = -INF
+                frames[q, F_STAND] = -INF
+                frames[q, F_CHECKS] = 0
+                frames[q, F_COUNT] = evasion_list_kernel(
+                    state[q, PAWNS], state[q, KNIGHTS], state[q, BISHOPS], state[q, ROOKS], state[q, QUEENS],
+                    state[q, KINGS], state[q, BLACK], state[q, WHITE], node_turn, frames[q, F_EP], lists[q])
+                frames[q, F_NEXT] = 0
+                frames[q, F_STAGE] = 0
+                result = NO_RESULT
+            else:
+                # Step 2. Stand pat: the side to move may decline every capture.
+                stand_pat = node_packed >> FLAG_BITS
+                result = NO_RESULT
+                if stand_pat >= frames[q, F_BETA]:
+                    result = stand_pat
+                else:
+                    if stand_pat > frames[q, F_ALPHA]:
+                        frames[q, F_ALPHA] = stand_pat
+                    frames[q, F_BEST] = stand_pat
+                    frames[q, F_STAND] = stand_pat
+                    # Step 3. Only captures of pieces that could lift the score above alpha.
+                    count = quiescence_list_kernel(
+                        state[q, PAWNS], state[q, KNIGHTS], state[q, BISHOPS], state[q, ROOKS], state[q, QUEENS],
+                        state[q, KINGS], state[q, BLACK], state[q, WHITE], node_turn, frames[q, F_EP],
+                        node_packed & FLAGS_MASK, frames[q, F_ALPHA] - stand_pat - DELTA_MARGIN, lists[q])
+                    if count < 0:
+                        if frames[q, F_CHECKS] == 0:
+                            result = stand_pat
+                        count = 0
+                    frames[q, F_COUNT] = count
+                    frames[q, F_NEXT] = 0
+                    frames[q, F_STAGE] = 0
+            if result != NO_RESULT:
+                # A node decided before its moves: back to its parent.
+                if q == 0:
+                    return result, nodes, deepest
+                q -= 1
+                if _back(frames, q, -result):
+                    result = frames[q, F_BEST]
+                    while True:  # a cut-off: the parent is decided too
+                        if q == 0:
+                            return result, nodes, deepest
+                        q -= 1
+                        if not _back(frames, q, -result):
+                            break
+                        result = frames[q, F_BEST]
+        # The next move of node q: make it, and enter the child if it is legal.
+        node_turn = frames[q, F_TURN] != 0
+        entered = False
+        while True:
+            if frames[q, F_NEXT] >= frames[q, F_COUNT]:
+                if frames[q, F_STAGE] == 0 and frames[q, F_CHECKS] != 0:
+                    # Step 6. The quiet checks, listed only once no capture has cut off.
+                    frames[q, F_STAGE] = 1
+                    frames[q, F_NEXT] = 0
+                    frames[q, F_COUNT] = quiet_checks_kernel(
+                        state[q, PAWNS], state[q, KNIGHTS], state[q, BISHOPS], state[q, ROOKS], state[q, QUEENS],
+                        state[q, KINGS], state[q, BLACK], state[q, WHITE], node_turn, lists[q])
+                    continue
+                break
+            entry = lists[q, frames[q, F_NEXT]]
+            frames[q, F_NEXT] += 1
+            if entry >> ATTACKER_SHIFT:
+                # Step 4. Delta pruning against the raised alpha.
+                if (not entry & PROMOTION_BITS and frames[q, F_STAND] + _VALUE[(entry >> VICTIM_SHIFT) & TYPE_MASK]
+                        + DELTA_MARGIN <= frames[q, F_ALPHA]):
+                    continue
+                # Step 5. Skip captures that lose material, and under-promotions.
+                if not entry & GOOD_BIT:
+                    continue
+            child_ep = _make(state, q, q + 1, node_turn, frames[q, F_EP], entry & CODE_MASK)
+            child_packed = _evaluate(state, q + 1, not node_turn, use_network, weights, params, accumulators,
+                                     slot + q + 1)
+            if child_packed & ILLEGAL_FLAG:
+                continue  # it leaves our king attacked
+            frames[q + 1, F_TURN] = 0 if node_turn else 1
+            frames[q + 1, F_EP] = child_ep
+            frames[q + 1, F_PACKED] = child_packed
+            frames[q + 1, F_ALPHA] = -frames[q, F_BETA]
+            frames[q + 1, F_BETA] = -frames[q, F_ALPHA]
+            frames[q + 1, F_CHECKS] = 0
+            entered = True
+            break
+        if entered:
+            q += 1
+            entering = True
+            continue
+        # Every move searched: the node's score (mate when in check without a legal evasion).
+        result = frames[q, F_BEST]
+        if result == -INF:
+            result = ply + q - MATE
+        while True:
+            if q == 0:
+                return result, nodes, deepest
+            q -= 1
+            if not _back(frames, q, -result):
+                break
+            result = frames[q, F_BEST]
+
+
+
+class QuiescenceWork:
+    """The work arrays of one searcher's quiescence_kernel calls, and what it evaluates with."""
+
+    def __init__(self) -> None:
+        self.state = np.zeros((FRAMES, 8), dtype=np.uint64)
+        self.frames = np.zeros((FRAMES, FRAME_FIELDS), dtype=np.int64)
+        self.lists = np.zeros((FRAMES, MAX_LISTED_MOVES), dtype=np.int64)
+        # The hand-written evaluation's stand-ins for a network's arrays (unused; typed as the kernel takes them).
+        self.no_weights = np.zeros((1, 1), dtype=np.int16)
+        self.no_params = np.zeros(1, dtype=np.int64)
+        self.no_accumulators = np.zeros((1, 1), dtype=np.int32)
+
+
+quiescence_entry = entry_point(quiescence_kernel)  # the compiled entry: no dispatcher on the way

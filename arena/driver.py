@@ -25,7 +25,9 @@ import chess.engine
 
 LOG = logging.getLogger(__name__)
 
-DEFAULT_COMMAND = (sys.executable, "-m", "garfish.uci")
+# The installed Garfish of this Python: -P keeps the working folder off sys.path, so that a `garfish/`
+# folder there (a checkout) is not imported instead (as the launcher starts it).
+DEFAULT_COMMAND = (sys.executable, "-P", "-m", "garfish.uci")
 START_TIMEOUT = 60.0  # seconds for the uci/uciok handshake, option setting and isready (first Numba compile)
 QUIT_TIMEOUT = 2.0  # seconds an engine gets to exit after `quit` before it is killed
 PONDER_STOP_TIMEOUT = 5.0  # seconds an engine gets to answer `stop` (and then isready) to end its ponder search

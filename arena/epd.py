@@ -197,7 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
     limit.add_argument("--depth", type=int, metavar="D", help="search depth per position (go depth)")
     limit.add_argument("--nodes", type=int, metavar="N", help="nodes per position (go nodes)")
     parser.add_argument("--engine", metavar="CMD",
-                        help="engine command line, shell-quoted (default: Garfish, python -m garfish.uci)")
+                        help="engine command line, shell-quoted (default: installed Garfish, python -P -m garfish.uci)")
     parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                         help="UCI option for the engine (repeatable)")
     where = parser.add_mutually_exclusive_group()

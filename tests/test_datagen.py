@@ -26,6 +26,7 @@ import pytest
 from conftest import CLI_TIMEOUT, ENGINE_CMD, ROOT, SCRIPTED, children, wait_gone
 from garfish.arena import datagen
 from garfish.arena.datagen import Book, FinishedGame, Output, OutputError, game_start, white_score
+from garfish.arena.driver import DEFAULT_COMMAND
 from garfish.arena.workers import shut_down
 
 OPENINGS = [  # 1. d4 d5, 1. c4 e5, 1. Nf3 d5
@@ -229,7 +230,7 @@ def test_default_engine_is_stockfish_when_found(tmp_path: Path, monkeypatch: pyt
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     assert datagen.default_engine(fake)[0] == [str(fake)]
     argv, why = datagen.default_engine(tmp_path / "none")
-    assert argv[1:] == ["-m", "garfish.uci"] and "Garfish" in why
+    assert argv == list(DEFAULT_COMMAND) and "Garfish" in why
 
 
 # --------------------------------------------------------------------------- runs

@@ -22,6 +22,7 @@ import pytest
 
 from conftest import CLI_TIMEOUT, ROOT, SCRIPTED, data_missing, read_games
 from garfish.arena import journal, match
+from garfish.arena.driver import DEFAULT_COMMAND
 from garfish.arena.game import PGN_TERMINATION, Adjudication, AdjudicationTracker, GameRecord, TimeControl
 from garfish.arena.openings import GameTask
 from garfish.arena.report import MatchState, check_matplotlib
@@ -381,10 +382,24 @@ def test_parse_engine_options() -> None:
     assert spec.options == {"Hash": "64", "Move Overhead": "10"}
     assert not spec.ponder
     default: Optional[list[str]] = match.parse_engine(["name=G"], 2).argv
-    assert default == [sys.executable, "-m", "garfish.uci"]
+    assert default == list(DEFAULT_COMMAND)
     assert match.parse_engine(["ponder=true"], 1).ponder
     with pytest.raises(ValueError, match="ponder takes true or false"):
         match.parse_engine(["ponder=maybe"], 1)
+
+
+def test_the_default_engine_is_the_installed_garfish_not_a_checkout_in_the_working_folder(tmp_path: Path) -> None:
+    """The tools' default command, started from a folder that holds a `garfish/` package (a checkout, here a fake
+    that names itself Fake), starts the installed Garfish: the working folder is not on its sys.path."""
+    fake = tmp_path / "garfish" / "uci"
+    fake.mkdir(parents=True)
+    (tmp_path / "garfish" / "__init__.py").write_text("")
+    (fake / "__init__.py").write_text("")
+    (fake / "__main__.py").write_text('print("id name Fake")\nprint("uciok")\n')
+    proc = subprocess.run(list(DEFAULT_COMMAND), input="uci\nquit\n", cwd=str(tmp_path), capture_output=True,
+                          text=True, timeout=CLI_TIMEOUT)
+    assert proc.returncode == 0, proc.stderr
+    assert "id name Garfish" in proc.stdout and "Fake" not in proc.stdout
 
 
 # --------------------------------------------------------------------------- Chess960

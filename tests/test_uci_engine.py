@@ -218,8 +218,8 @@ def test_multipv_reaches_the_search(session: Session, monkeypatch: pytest.Monkey
     seen = limits_seen(session, monkeypatch)
     session.engine.handle("setoption name MultiPV value 2")
     session.engine.handle("go depth 2")
-    assert session.engine.engine.searching
-    session.engine.engine.wait_done()  # to its end: Session.send would stop it
+    assert session.engine.engine.search_thread is not None  # started (it may have ended already)
+    assert session.engine.engine.wait_done()  # to its end: Session.send would stop it
     lines = session.output()
     assert seen[-1].multipv == 2
     infos = [line.split() for line in lines if line.startswith("info depth 2 ")]

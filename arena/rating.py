@@ -15,7 +15,8 @@ import json
 import sys
 from typing import Optional
 
-from garfish.arena.stats import PENTANOMIAL_SIZE, RatingLevel, format_elo, pentanomial_elo, rating_on_scale
+from garfish.arena.stats import (PENTANOMIAL_SIZE, RatingLevel, format_elo, format_estimate, pentanomial_elo,
+                                 rating_on_scale)
 
 
 def _level(argument: str) -> tuple[float, dict]:
@@ -55,10 +56,13 @@ def main(argv: Optional[list[str]] = None) -> int:
         engines = report.get("engines", ["engine", "opponent"])
         estimate = pentanomial_elo(report["pentanomial"])
         score = report.get("score", estimate.score)
+        if estimate.no_interval is None:
+            elo = (f"Elo {format_elo(estimate.elo)} [{format_elo(estimate.lower)}, {format_elo(estimate.upper)}] -> "
+                   f"rating {rating + estimate.elo:.0f} [{rating + estimate.lower:.0f}, {rating + estimate.upper:.0f}]")
+        else:  # no interval, perhaps no finite Elo: say why
+            elo = f"Elo {format_estimate(estimate)}"
         print(f"{engines[0]} vs {engines[1]} ({rating:.0f}): W {report.get('wins')} D {report.get('draws')} "
-              f"L {report.get('losses')}, score {score:.1%}, Elo {format_elo(estimate.elo)} "
-              f"[{format_elo(estimate.lower)}, {format_elo(estimate.upper)}] -> rating "
-              f"{rating + estimate.elo:.0f} [{rating + estimate.lower:.0f}, {rating + estimate.upper:.0f}]")
+              f"L {report.get('losses')}, score {score:.1%}, {elo}")
     combined = rating_on_scale([RatingLevel(rating, report["pentanomial"]) for rating, report in levels])
     print(f"Combined rating: {combined.elo:.0f}  95% interval [{combined.lower:.0f}, {combined.upper:.0f}]  "
           f"from {combined.games} games, mean score {combined.score:.1%}")

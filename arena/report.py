@@ -109,9 +109,12 @@ def game_line(record: GameRecord, state: MatchState) -> str:
     """The live line printed after each game (call with the lock held)."""
     wins, draws, losses = state.wdl()
     estimate = state.estimate()
-    elo = "" if estimate is None else f"  Elo {stats.format_elo(estimate.elo)}"
-    if estimate is not None and math.isfinite(estimate.error):
-        elo += f" +/- {estimate.error:.1f}"
+    if estimate is None:
+        elo = ""
+    elif estimate.no_interval is None:
+        elo = f"  Elo {stats.format_elo(estimate.elo)} +/- {estimate.error:.1f}"
+    else:
+        elo = f"  Elo {stats.format_estimate(estimate)}"
     sprt = "" if state.sprt_result is None else f"  LLR {state.sprt_result.llr:+.2f}"
     return (f"Game {record.number} ({record.white} vs {record.black}, opening {record.opening}): "
             f"{record.result} [{record.reason}]  {len(state.records)}/{state.total} done; "
@@ -138,8 +141,9 @@ def summary_dict(state: MatchState) -> dict[str, Any]:
         "score": (wins + draws / 2) / games if games else None,
         "pentanomial": list(state.pentanomial),
         "elo": None if estimate is None else _finite(estimate.elo),
-        "elo_lower": None if estimate is None else _finite(estimate.lower),
-        "elo_upper": None if estimate is None else _finite(estimate.upper),
+        "elo_lower": None if estimate is None or estimate.no_interval else estimate.lower,
+        "elo_upper": None if estimate is None or estimate.no_interval else estimate.upper,
+        "elo_no_interval": None if estimate is None else estimate.no_interval,
         "elo_source": "pentanomial" if sum(state.pentanomial) else "games",
         "los": stats.los(wins, losses),
         "forfeits": forfeits,
@@ -189,8 +193,7 @@ def print_summary(state: MatchState, out: Callable[[str], None]) -> None:
     estimate = state.estimate()
     if estimate is not None:
         source = "pentanomial of finished pairs" if sum(state.pentanomial) else "single games (no finished pair)"
-        out(f"Elo difference: {stats.format_elo(estimate.elo)}  95% interval "
-            f"[{stats.format_elo(estimate.lower)}, {stats.format_elo(estimate.upper)}]  from the {source}")
+        out(f"Elo difference: {stats.format_estimate(estimate)}; from the {source}")
         out(f"LOS: {100 * summary['los']:.1f}%")
     if "sprt" in summary:
         sprt = summary["sprt"]

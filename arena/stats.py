@@ -40,6 +40,7 @@ class EloEstimate:
     upper: float
     score: float
     games: int
+    no_interval: Optional[str] = None  # why lower and upper mean nothing yet ("all games lost"); None when they do
 
     @property
     def error(self) -> float:
@@ -123,9 +124,26 @@ def elo_interval(counts: Sequence[int], confidence: float = DEFAULT_CONFIDENCE) 
     samples, distribution = outcome_distribution(counts)
     mean, variance = mean_and_variance(distribution)
     margin = z_value(confidence) * math.sqrt(variance / samples)
-    games = int(samples) * (2 if len(counts) == PENTANOMIAL_SIZE else 1)
+    pairs = len(counts) == PENTANOMIAL_SIZE
+    games = int(samples) * (2 if pairs else 1)
     return EloEstimate(elo_from_score(mean), elo_from_score(mean - margin), elo_from_score(mean + margin),
-                       mean, games)
+                       mean, games, why_no_interval(samples, mean, variance, margin, pairs))
+
+
+def why_no_interval(samples: float, mean: float, variance: float, margin: float, pairs: bool) -> Optional[str]:
+    """Why the interval mean +- margin says nothing yet (a 0% or 100% score, a single sample or no spread, an end
+    at a 0% or 100% score, where Elo is infinite); None when it does."""
+    if mean <= 0.0:
+        return "all games lost"
+    if mean >= 1.0:
+        return "all games won"
+    if samples < 2:
+        return "too few games"
+    if variance <= 0.0:
+        return "every pair scored the same" if pairs else "all games drawn"
+    if mean - margin <= 0.0 or mean + margin >= 1.0:
+        return "too few games for so one-sided a score"
+    return None
 
 
 def pentanomial_elo(pentanomial: Sequence[int], confidence: float = DEFAULT_CONFIDENCE) -> EloEstimate:
@@ -211,6 +229,16 @@ def format_elo(value: float) -> str:
     if math.isnan(value):
         return "nan"
     return f"{value + 0.0:+.1f}"  # + 0.0 turns -0.0 into 0.0
+
+
+def format_estimate(estimate: EloEstimate) -> str:
+    """An Elo and its 95% interval for a report, never an infinite Elo nor an empty interval:
+    '+12.3, 95% interval [+1.0, +23.6]', '-190.8, no interval yet: too few games', 'none yet: all games lost'."""
+    if not math.isfinite(estimate.elo):
+        return f"none yet: {estimate.no_interval}"
+    if estimate.no_interval is not None:
+        return f"{format_elo(estimate.elo)}, no interval yet: {estimate.no_interval}"
+    return f"{format_elo(estimate.elo)}, 95% interval [{format_elo(estimate.lower)}, {format_elo(estimate.upper)}]"
 
 
 @dataclass(frozen=True)

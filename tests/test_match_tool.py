@@ -25,7 +25,7 @@ from garfish.arena import journal, match
 from garfish.arena.driver import DEFAULT_COMMAND
 from garfish.arena.game import PGN_TERMINATION, Adjudication, AdjudicationTracker, GameRecord, TimeControl
 from garfish.arena.openings import GameTask
-from garfish.arena.report import MatchState, check_matplotlib
+from garfish.arena.report import MatchState, check_matplotlib, game_line, print_summary, summary_dict
 
 OPENINGS = [
     "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2",
@@ -366,6 +366,27 @@ def test_a_game_ending_after_an_interrupt_is_not_counted(monkeypatch: pytest.Mon
     counted: list[GameRecord] = []
     match.slot_worker(0, [], tasks, config, state, counted.append)
     assert [record.number for record in counted] == [1]
+
+
+def test_a_two_game_match_prints_no_infinite_elo_and_no_empty_interval() -> None:
+    """After a lost game the live line says there is no Elo yet (not -inf); after a loss and a draw, one pair, the
+    Elo has no interval (not +/- 0.0), and the summary and its JSON say why."""
+    state = MatchState(names=["a", "b"], total=2, sprt_config=None)
+    lines: list[str] = []
+    for number, result in ((1, "0-1"), (2, "1/2-1/2")):
+        record = GameRecord(number=number, pair=0, opening=1, white="a", black="b", engine1_white=True,
+                            result=result, termination="normal", reason="checkmate", category="checkmate")
+        state.add(record)
+        lines.append(game_line(record, state))
+    assert lines[0].endswith("W 0 D 0 L 1  Elo none yet: all games lost")
+    assert lines[1].endswith("W 0 D 1 L 1  Elo -190.8, no interval yet: too few games")
+    printed: list[str] = []
+    print_summary(state, printed.append)
+    assert "Elo difference: -190.8, no interval yet: too few games; from the pentanomial of finished pairs" in printed
+    assert not any("inf" in line or "+/-" in line or "interval [" in line for line in lines + printed)
+    summary = summary_dict(state)
+    assert summary["elo_lower"] is None and summary["elo_upper"] is None
+    assert summary["elo_no_interval"] == "too few games"
 
 
 @pytest.mark.parametrize("text, expected", [("10+0.1", (10.0, 0.1)), ("60", (60.0, 0.0)), (" 5 + 0 ", (5.0, 0.0))])

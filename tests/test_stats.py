@@ -131,6 +131,31 @@ def test_all_wins_gives_infinite_elo() -> None:
     assert stats.format_elo(stats.elo_from_score(0.5)) == "+0.0"
 
 
+@pytest.mark.parametrize("estimate, why", [
+    (stats.trinomial_elo(0, 0, 1), "all games lost"),
+    (stats.pentanomial_elo([0, 0, 0, 0, 3]), "all games won"),
+    (stats.pentanomial_elo([0, 1, 0, 0, 0]), "too few games"),  # one pair, L and D: -190.8 +/- 0.0 before
+    (stats.trinomial_elo(0, 4, 0), "all games drawn"),
+    (stats.pentanomial_elo([0, 0, 3, 0, 0]), "every pair scored the same"),
+    (stats.trinomial_elo(5, 0, 1), "too few games for so one-sided a score"),  # 83% +- 30%: past 100%
+])
+def test_no_interval_where_it_would_mean_nothing(estimate: stats.EloEstimate, why: str) -> None:
+    """A 0% or 100% score, a single sample, no spread or an end past 0% or 100% gives no interval, and says why;
+    the report's text never holds an infinite Elo."""
+    assert estimate.no_interval == why
+    text = stats.format_estimate(estimate)
+    assert "inf" not in text and "interval [" not in text and why in text
+
+
+def test_an_interval_once_it_means_something() -> None:
+    """Two pairs that scored differently give an interval with the Elo inside it."""
+    estimate = stats.pentanomial_elo([0, 1, 1, 0, 0])
+    assert estimate.no_interval is None and estimate.lower < estimate.elo < estimate.upper
+    lower, upper = stats.format_elo(estimate.lower), stats.format_elo(estimate.upper)
+    assert stats.format_estimate(estimate) == f"{stats.format_elo(estimate.elo)}, 95% interval [{lower}, {upper}]"
+    assert stats.format_estimate(stats.pentanomial_elo([0, 1, 0, 0, 0])) == "-190.8, no interval yet: too few games"
+
+
 def test_sprt_approximation_matches_the_formula_for_wdl() -> None:
     """The approximate LLR equals N (s1 - s0)(2 mu - s0 - s1) / (2 var) for a W/D/L record."""
     wins, draws, losses = 60, 100, 40

@@ -3,6 +3,7 @@
 `garfish rating RATING=REPORT.json ...` (a rating from matches against rated opponents),
 `garfish wdl PGN ...` (fit the win/draw/loss model to an engine's games) or
 `garfish datagen OUT ...` (training positions from an engine's self-play),
+`garfish pack IN OUT` (training positions packed as games, and `--unpack` back to text),
 `garfish train DATA ...` (train an evaluation network; needs the `train` extra, PyTorch)."""
 
 from __future__ import annotations
@@ -122,6 +123,13 @@ def datagen_command(args: list[str]) -> int:
     return datagen_main(args)
 
 
+def pack_command(args: list[str]) -> int:
+    """`garfish pack IN OUT`: training positions packed as games (.gfpk), or with --unpack back to text."""
+    from garfish.arena.pack import main as pack_main
+
+    return pack_main(args)
+
+
 def train_command(args: list[str]) -> int:
     """`garfish train DATA ...`: train an evaluation network on labelled positions."""
     from garfish.train.cli import main as train_main
@@ -137,6 +145,7 @@ COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "rating": rating_command,
     "wdl": wdl_command,
     "datagen": datagen_command,
+    "pack": pack_command,
     "train": train_command,
 }
 

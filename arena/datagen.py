@@ -14,9 +14,10 @@ is the game's last line). Plies count from the start of the game, as the FEN's m
 Format (as ../shared/data/train/README.md), one position a line: `FEN;SCORE;BEST;RESULT`, SCORE in
 centipawns and RESULT (1, 0.5, 0) from White's side, mate scores as +-(32000 - moves to mate)
 clipped to +-20000, BEST in UCI notation. OUT is plain text, or gzip when its name ends in .gz
-(each game is its own gzip member; gzip readers see one stream). Positions of a game are
-consecutive: a line starts a new game exactly when its FEN is not the previous line's position
-after the previous line's BEST.
+(each game is its own gzip member; gzip readers see one stream), or a pack of the same lines
+when it ends in .gfpk (garfish.arena.pack: the pack's header, then a block a game). Positions of a
+game are consecutive: a line starts a new game exactly when its FEN is not the previous line's
+position after the previous line's BEST.
 
 Resuming: game N is drawn from a generator seeded with (seed, N), so a game is the same in every
 run. Each finished game is appended to OUT whole (one write) and then recorded in the sidecar
@@ -62,6 +63,7 @@ from garfish.arena.driver import (DEFAULT_COMMAND, EngineSpec, EngineStartError,
                                   quiet_python_chess, split_command)
 from garfish.arena.game import DEFAULT_STALL_TIMEOUT
 from garfish.arena.openings import board_from_line, usable
+from garfish.arena.pack import PACK_HEADER, PACK_SUFFIX, block
 from garfish.arena.pipe import PipeEngine
 from garfish.arena.rules import game_outcome
 from garfish.arena.sidecar import choose_seed, header, parse_header, read_header
@@ -265,6 +267,7 @@ class Output:
         self.path = path
         self.sidecar = sidecar_path(path)
         self.compress = path.name.endswith(".gz")
+        self.packed = path.name.endswith(PACK_SUFFIX)
         self.done: set[int] = set()
         self.positions = 0
         self.size = 0
@@ -355,9 +358,12 @@ class Output:
 
     def append(self, game: FinishedGame) -> None:
         """Write a finished game to OUT in one piece, put it on disk, then record it in the sidecar."""
-        data = game.text.encode("utf-8")
-        if self.compress:
-            data = gzip.compress(data, mtime=0)
+        if self.packed:  # the header goes with the first game: a rerun's cut keeps or drops both
+            data = (PACK_HEADER if self.size == 0 else b"") + block(game.text, f"game {game.number}")
+        else:
+            data = game.text.encode("utf-8")
+            if self.compress:
+                data = gzip.compress(data, mtime=0)
         view = memoryview(data)
         while view:
             written = self.data.write(view)
@@ -617,7 +623,9 @@ def build_parser() -> argparse.ArgumentParser:
     """Command-line arguments of `garfish datagen`."""
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("out", type=Path, metavar="OUT", help="output file (gzip when it ends in .gz); appended to")
+    parser.add_argument("out", type=Path, metavar="OUT",
+                        help=f"output file (gzip when it ends in .gz, a pack when it ends in {PACK_SUFFIX}); "
+                             f"appended to")
     parser.add_argument("--games", type=int, required=True, metavar="N", help="games OUT should hold in total")
     parser.add_argument("--engine", metavar="CMD",
                         help=f"engine command line, shell-quoted (default: {STOCKFISH} from PATH or "

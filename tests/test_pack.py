@@ -1,22 +1,28 @@
-"""`garfish pack` and the .gfpk format: games packed and unpacked to the same text, byte for byte."""
+"""`garfish pack` and the .gfpk format: games packed and unpacked to the same text, byte for byte;
+datagen writing packs."""
 
 from __future__ import annotations
 
 import gzip
 import random
+import shlex
 import subprocess
 import sys
 from pathlib import Path
+from typing import Optional
 
 import chess
 import pytest
 
-from conftest import CLI_TIMEOUT, ROOT, data_missing
+from conftest import CLI_TIMEOUT, ROOT, SCRIPTED, data_missing
 from garfish.arena import pack
 from garfish.arena.data import data_dir
+from garfish.arena.datagen import FinishedGame, Output
 from garfish.arena.pack import PACK_HEADER, PackError, Position, move_code, move_uci
 from garfish.engine.moves import MOVES_BY_CODE
 
+SETTINGS = {"seed": 1, "nodes": 10, "random_plies": 0, "max_plies": 40, "adjudicate_score": 2500,
+            "adjudicate_ply": 20, "openings": "book.epd", "openings_sha256": "0" * 16, "engine": "e", "options": {}}
 STARTS = [
     chess.STARTING_FEN,
     "r3k2r/pppq1ppp/2npbn2/4p3/2PpP3/2NP1N2/PP1BQPPP/R3K2R b KQkq c3 0 9",  # castling both ways, en passant
@@ -160,7 +166,49 @@ def test_a_cut_corrupt_or_unknown_pack_is_refused() -> None:
             pack.unpack(PACK_HEADER + gzip.compress(raw), "p")
 
 
-# --------------------------------------------------------------------------- garfish pack
+# --------------------------------------------------------------------------- garfish datagen
+@pytest.mark.parametrize("torn_after", [None, 0, 2])
+def test_datagen_writes_packs_that_unpack_to_its_text_files_byte_for_byte(tmp_path: Path,
+                                                                          torn_after: Optional[int]) -> None:
+    """The same games written as .txt.gz and as .gfpk: the pack unpacks to the gzip file's very
+    bytes (a gzip member a game), also after a torn write (of the first game, with the pack's
+    header, or of the third) was cut back by a rerun."""
+    games = random_games(5, seed=8)
+    paths = [tmp_path / "out.txt.gz", tmp_path / "out.gfpk"]
+    for path in paths:
+        output = Output(path, SETTINGS, print)
+        for number, game in enumerate(games):
+            if number == torn_after:
+                output.close()
+                with open(path, "ab") as handle:
+                    handle.write(PACK_HEADER[:9])
+                warnings: list[str] = []
+                output = Output(path, SETTINGS, warnings.append)
+                assert len(warnings) == 1 and "cut 9 bytes" in warnings[0]
+            text = "".join(line + "\n" for line in game)
+            output.append(FinishedGame(number + 1, text, len(game), game[0].split(";")[3], "test"))
+        output.close()
+    text_gz, packed = (path.read_bytes() for path in paths)
+    assert packed.startswith(PACK_HEADER) and len(packed) < len(text_gz)
+    assert pack.text_file(list(pack.unpacked_games(packed)), gzipped=True) == text_gz
+    assert pack.unpack(packed) == gzip.decompress(text_gz).decode()
+
+
+def test_a_datagen_run_writes_the_pack_of_the_text_file_it_would_write(tmp_path: Path) -> None:
+    """The same command with OUT .txt.gz and .gfpk (a scripted engine): the pack unpacks to that gzip file."""
+    book = tmp_path / "book.epd"
+    book.write_text(chess.STARTING_FEN + "\n")
+    engine = shlex.join([sys.executable, str(SCRIPTED), "--play", "random", "--score", "12"])
+    outs = [tmp_path / "run.txt.gz", tmp_path / "run.gfpk"]
+    for out in outs:
+        proc = subprocess.run([sys.executable, "-m", "garfish.uci", "datagen", str(out), "--engine", engine,
+                               "--openings", str(book), "--games", "3", "--seed", "2", "--max-plies", "30",
+                               "--no-progress"], cwd=str(ROOT), capture_output=True, text=True, timeout=CLI_TIMEOUT)
+        assert proc.returncode == 0, proc.stderr
+    text_gz, packed = (out.read_bytes() for out in outs)
+    assert pack.text_file(list(pack.unpacked_games(packed)), gzipped=True) == text_gz
+
+
 def run_pack(*args: str) -> subprocess.CompletedProcess:
     """Run `python -m garfish.uci pack ...` and capture its output."""
     return subprocess.run([sys.executable, "-m", "garfish.uci", "pack", *args], cwd=str(ROOT), capture_output=True,

@@ -1,5 +1,5 @@
 """`garfish pack` and the .gfpk format: games packed and unpacked to the same text, byte for byte;
-datagen writing packs."""
+datagen writing packs; the trainer reading them as it reads text."""
 
 from __future__ import annotations
 
@@ -8,10 +8,12 @@ import random
 import shlex
 import subprocess
 import sys
+from dataclasses import fields
 from pathlib import Path
 from typing import Optional
 
 import chess
+import numpy as np
 import pytest
 
 from conftest import CLI_TIMEOUT, ROOT, SCRIPTED, data_missing
@@ -20,6 +22,8 @@ from garfish.arena.data import data_dir
 from garfish.arena.datagen import FinishedGame, Output
 from garfish.arena.pack import PACK_HEADER, PackError, Position, move_code, move_uci
 from garfish.engine.moves import MOVES_BY_CODE
+from garfish.train.cli import main as train_main
+from garfish.train.data import DataError, Positions, load_file
 
 SETTINGS = {"seed": 1, "nodes": 10, "random_plies": 0, "max_plies": 40, "adjudicate_score": 2500,
             "adjudicate_ply": 20, "openings": "book.epd", "openings_sha256": "0" * 16, "engine": "e", "options": {}}
@@ -59,6 +63,11 @@ def random_games(count: int, seed: int) -> list[list[str]]:
 def text_of(games: list[list[str]]) -> str:
     """The games as a text file's content."""
     return "".join(line + "\n" for game in games for line in game)
+
+
+def games_text(text: str) -> list[str]:
+    """The text of each game (record) of a text."""
+    return list(pack.games(b"".join(pack.records(text))))
 
 
 def round_trip(text: str) -> tuple[str, int]:
@@ -226,6 +235,10 @@ def test_the_command_packs_and_unpacks_and_refuses_to_overwrite(tmp_path: Path) 
     assert run_pack("--unpack", str(packed), str(back)).returncode == 0
     assert gzip.decompress(back.read_bytes()).decode() == text
     assert run_pack(str(back), str(again)).returncode == 0 and again.read_bytes() == packed.read_bytes()
+    repacked = tmp_path / "repacked.gfpk"  # a pack in, as datagen's (a block a game): a pack of large blocks out
+    (tmp_path / "blocks.gfpk").write_bytes(PACK_HEADER + b"".join(pack.block(game) for game in games_text(text)))
+    assert run_pack(str(tmp_path / "blocks.gfpk"), str(repacked)).returncode == 0
+    assert repacked.read_bytes() == packed.read_bytes()
     for args, message in (((str(source), str(packed)), "exists"), ((str(source), str(tmp_path / "x.txt")), "OUT"),
                           (("--unpack", str(packed), str(tmp_path / "x.gfpk")), "OUT"),
                           (("--unpack", str(source), str(tmp_path / "x.txt")), "not a garfish pack")):
@@ -244,3 +257,30 @@ def test_shared_data_round_trips() -> None:
         text = "".join(handle.readline() for _ in range(3000))
     back, records = round_trip(text)
     assert back == text and 15 <= records <= 40
+
+
+# --------------------------------------------------------------------------- garfish train
+def test_the_trainer_reads_a_pack_as_its_text(tmp_path: Path) -> None:
+    """The same positions, games and labels from the pack as from its text, cached under the pack's hash."""
+    text = text_of(random_games(30, seed=10))
+    source, packed = tmp_path / "d.txt.gz", tmp_path / "d.gfpk"
+    source.write_bytes(gzip.compress(text.encode()))
+    packed.write_bytes(pack.pack(list(pack.records(text))))
+    _, from_text, _ = load_file(source, None)
+    identity, from_pack, cached = load_file(packed, tmp_path / "cache")
+    assert not cached and load_file(packed, tmp_path / "cache")[2]
+    assert identity.size == packed.stat().st_size
+    for field in fields(Positions):
+        assert np.array_equal(getattr(from_text, field.name), getattr(from_pack, field.name)), field.name
+    packed.write_bytes(packed.read_bytes()[:-4])
+    with pytest.raises(DataError, match="cut short"):
+        load_file(packed, None)
+
+
+def test_the_trainer_refuses_a_folder_with_a_file_and_its_pack(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    text = text_of(random_games(2, seed=11))
+    (tmp_path / "d.txt.gz").write_bytes(gzip.compress(text.encode()))
+    (tmp_path / "d.gfpk").write_bytes(pack.pack(list(pack.records(text))))
+    assert train_main([str(tmp_path)]) == 2
+    assert "the same data in two forms" in capsys.readouterr().err

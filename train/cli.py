@@ -1,7 +1,8 @@
 """`garfish train FILE|FOLDER ...`: train an evaluation network (engine/network.py) on labelled positions.
 
-Input: files of `FEN;SCORE;BEST;RESULT` lines (gzip or plain; a folder stands for its *.txt and
-*.txt.gz files), such as the Stockfish 15.1 self-play positions in ../shared/data/train.
+Input: files of `FEN;SCORE;BEST;RESULT` lines (gzip or plain, or packed as games by garfish pack;
+a folder stands for its *.txt, *.txt.gz and *.gfpk files), such as the Stockfish 15.1 self-play
+positions in ../shared/data/train.
 Positions in check, those whose BEST is a capture or a promotion, and those with |SCORE| above
 --max-score are dropped; --val-fraction of the games (a seeded choice) are held out for validation.
 
@@ -35,7 +36,7 @@ from garfish.train.config import PROG, TrainConfig
 from garfish.train.data import Filters, default_cache
 
 ACTIVATION_NAMES = {"screlu": SCRELU, "crelu": CRELU}
-DATA_SUFFIXES = (".txt", ".txt.gz")
+DATA_SUFFIXES = (".txt", ".txt.gz", ".gfpk")
 INSTALL_HINT = ("garfish train needs PyTorch and matplotlib, which are not installed here. Install them into "
                 "Garfish's environment with\n    pip install torch==2.13.0\n    pip install -e .[train]\n"
                 "(in the project folder; torch first, so that pip takes that CPU build and not a newer CUDA one).")
@@ -108,7 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def data_files(paths: list[Path]) -> list[Path]:
-    """The files named, a folder standing for its *.txt and *.txt.gz files (sorted)."""
+    """The files named, a folder standing for its *.txt, *.txt.gz and *.gfpk files (sorted)."""
     files = []
     for path in paths:
         if path.is_dir():
@@ -116,6 +117,18 @@ def data_files(paths: list[Path]) -> list[Path]:
         else:
             files.append(path)
     return files
+
+
+def same_data_twice(files: list[Path]) -> str:
+    """Files of one folder whose names differ only after their first dot (seed5.txt.gz and
+    seed5.gfpk, a file and its pack), or ""."""
+    seen: dict[tuple[Path, str], Path] = {}
+    for path in files:
+        key = (path.parent, path.name.split(".")[0])
+        if key in seen and seen[key] != path:
+            return f"'{seen[key]}' and '{path}'"
+        seen.setdefault(key, path)
+    return ""
 
 
 def config_from(args: argparse.Namespace, argv: list[str]) -> tuple[Optional[TrainConfig], str]:
@@ -140,7 +153,10 @@ def config_from(args: argparse.Namespace, argv: list[str]) -> tuple[Optional[Tra
             return None, message
     files = data_files(args.data)
     if not files:
-        return None, "no data files (a folder stands for its *.txt and *.txt.gz files)"
+        return None, "no data files (a folder stands for its *.txt, *.txt.gz and *.gfpk files)"
+    twice = same_data_twice(files)
+    if twice:
+        return None, f"the same data in two forms? {twice}: name one of them (or move the other away)"
     missing = [str(path) for path in files + args.merge if not path.is_file()]
     if missing:
         return None, f"not a file: {', '.join(missing)}"

@@ -1,8 +1,9 @@
 """Training positions: reading, caching, filtering, the split by game and the network's features.
 
-Input files hold one position a line, `FEN;SCORE;BEST;RESULT` (gzip-compressed or plain):
-SCORE in centipawns and RESULT (1, 0.5, 0) from White's side, BEST the move played in UCI
-notation (see ../shared/data/train/README.md). A line starts a new game when its position is not
+Input files hold one position a line, `FEN;SCORE;BEST;RESULT` (gzip-compressed or plain, or
+packed as games: garfish.arena.pack, read as the text it unpacks to): SCORE in centipawns and
+RESULT (1, 0.5, 0) from White's side, BEST the move played in UCI notation (see
+../shared/data/train/README.md). A line starts a new game when its position is not
 the previous line's after that line's BEST move: the pieces, the side to move and both move
 counters are compared (castling rights and the en passant square are not).
 
@@ -24,6 +25,7 @@ from typing import Callable, Optional, Sequence
 import chess
 import numpy as np
 
+from garfish.arena.pack import PackError, is_pack, unpack
 from garfish.engine.network import (
     CLASSIC_BASE, FEATURES, KING_BUCKET_MAPS, NO_BASE, NO_KING_BUCKETS, feature_index, output_bucket,
 )
@@ -82,8 +84,11 @@ def concatenate(parts: Sequence[Positions]) -> Positions:
 
 # --- Reading a file ---------------------------------------------------------------------------
 
-def file_text(data: bytes) -> str:
-    """A file's text, decompressed when it is gzip."""
+def file_text(data: bytes, name: str = "<data>") -> str:
+    """A file's text: unpacked when it is a pack (PackError if it cannot be), decompressed when it
+    is gzip."""
+    if is_pack(data):
+        return unpack(data, name)
     if data.startswith(GZIP_MAGIC):
         data = gzip.decompress(data)
     return data.decode("utf-8")
@@ -267,7 +272,9 @@ def load_file(path: Path, cache: Optional[Path],
         with np.load(stored) as arrays:
             return source, Positions(**{f.name: arrays[f.name] for f in fields(Positions)}), True
     try:
-        text = file_text(data)
+        text = file_text(data, str(path))
+    except PackError as error:
+        raise DataError(str(error)) from None
     except (OSError, EOFError, UnicodeDecodeError) as error:
         raise DataError(f"{path}: cannot decode ({error})") from None
     positions = parse_lines(text.splitlines(), str(path), progress)

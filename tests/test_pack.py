@@ -204,7 +204,8 @@ def test_datagen_writes_packs_that_unpack_to_its_text_files_byte_for_byte(tmp_pa
 
 
 def test_a_datagen_run_writes_the_pack_of_the_text_file_it_would_write(tmp_path: Path) -> None:
-    """The same command with OUT .txt.gz and .gfpk (a scripted engine): the pack unpacks to that gzip file."""
+    """The same command with OUT .txt.gz and .gfpk (a scripted engine): the pack unpacks to that gzip
+    file, which `garfish pack` and `--unpack` give back byte for byte."""
     book = tmp_path / "book.epd"
     book.write_text(chess.STARTING_FEN + "\n")
     engine = shlex.join([sys.executable, str(SCRIPTED), "--play", "random", "--score", "12"])
@@ -216,6 +217,9 @@ def test_a_datagen_run_writes_the_pack_of_the_text_file_it_would_write(tmp_path:
         assert proc.returncode == 0, proc.stderr
     text_gz, packed = (out.read_bytes() for out in outs)
     assert pack.text_file(list(pack.unpacked_games(packed)), gzipped=True) == text_gz
+    repacked, back = tmp_path / "repacked.gfpk", tmp_path / "back.txt.gz"  # the text file, packed and unpacked
+    assert run_pack(str(outs[0]), str(repacked)).returncode == 0
+    assert run_pack("--unpack", str(repacked), str(back)).returncode == 0 and back.read_bytes() == text_gz
 
 
 def run_pack(*args: str) -> subprocess.CompletedProcess:

@@ -15,8 +15,6 @@ import functools
 import json
 import logging
 import math
-import multiprocessing
-import queue
 import sys
 import time
 from dataclasses import asdict, replace
@@ -27,7 +25,7 @@ from garfish.arena.driver import (DEFAULT_COMMAND, EngineProcess, EngineSpec, En
                                   quiet_python_chess, split_command)
 from garfish.arena.suite import EpdConfig, EpdPosition, PositionResult, SuiteError, read_suite, solve
 from garfish.arena.tools import EXIT_ENGINE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, check_cluster
-from garfish.arena.workers import POLL_SECONDS, StopSignal, run_as_worker, shut_down, start_engine
+from garfish.arena.workers import run_as_worker, run_pool, serve_tasks
 
 PROG = "garfish epd"
 LOG = logging.getLogger(__name__)
@@ -37,27 +35,9 @@ FAILED_IDS_SHOWN = 100
 
 
 def worker(config: EpdConfig, tasks: Any, results: Any) -> None:
-    """Worker process body: serve positions until the parent says stop (see garfish.arena.workers)."""
-    run_as_worker(functools.partial(serve, config, tasks, results))
-
-
-def serve(config: EpdConfig, tasks: Any, results: Any, stop: StopSignal) -> None:
-    """Own one engine and solve positions from `tasks` until a None arrives; report on `results`."""
-    quiet_python_chess(False)
-    engine = start_engine(config.spec, results, stop, EngineProcess)
-    if engine is None:
-        return
-    try:
-        while True:
-            position = tasks.get()
-            if position is None:
-                break
-            results.put(("result", solve(engine, position, config)))
-        results.put(("done", None))
-    except EngineStartError as exc:
-        results.put(("fatal", f"engine could not be restarted: {exc}"))
-    finally:
-        engine.close()
+    """Worker process body: solve positions until the parent says stop (see garfish.arena.workers)."""
+    run_as_worker(functools.partial(serve_tasks, config.spec, tasks, results,
+                                    handle=lambda engine, position, report: solve(engine, position, config)))
 
 
 def run_serial(config: EpdConfig, positions: list[EpdPosition],
@@ -75,39 +55,13 @@ def run_serial(config: EpdConfig, positions: list[EpdPosition],
 def run_parallel(config: EpdConfig, positions: list[EpdPosition], jobs: int,
                  on_ready: Callable[[str], None]) -> Generator[PositionResult, None, None]:
     """Solve the positions in `jobs` worker processes, yielding results as they come (raises EngineStartError)."""
-    context = multiprocessing.get_context("spawn")
-    tasks = context.Queue()
-    results = context.Queue()
-    for position in positions:
-        tasks.put(position)
-    for _ in range(jobs):
-        tasks.put(None)
-    processes = [context.Process(target=worker, args=(config, tasks, results), daemon=True) for _ in range(jobs)]
-    for process in processes:
-        process.start()
-    received = finished = 0
-    announced = completed = False
-    try:
-        while received < len(positions) and finished < jobs:
-            try:
-                kind, payload = results.get(timeout=POLL_SECONDS)
-            except queue.Empty:
-                if not any(process.is_alive() for process in processes):
-                    raise EngineStartError("all worker processes exited early") from None
-                continue
-            if kind == "fatal":
-                raise EngineStartError(payload)
-            if kind == "ready" and not announced:
-                announced = True
-                on_ready(payload)
-            elif kind == "result":
-                received += 1
-                yield payload
-            elif kind == "done":
-                finished += 1
-        completed = True
-    finally:
-        shut_down(processes, tasks, results, graceful=completed)
+    announced = False
+    for kind, payload in run_pool(worker, config, positions, jobs):
+        if kind == "ready" and not announced:
+            announced = True
+            on_ready(payload)
+        elif kind == "result":
+            yield payload
 
 
 def run_cluster(config: EpdConfig, positions: list[EpdPosition], address: str, verbose: bool,
@@ -187,15 +141,13 @@ def print_summary(summary: dict[str, Any], out: Callable[[str], None]) -> None:
         out(f"Failed ({len(failed)}): {shown}")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Command-line arguments of `garfish epd`."""
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("suite", type=Path, help="EPD file (bm / am / id / c0 opcodes)")
+def add_search_arguments(parser: argparse.ArgumentParser, unit: str) -> None:
+    """The arguments `garfish epd` and `garfish analyse` share (validate and build_config read them): the limit
+    per `unit` ("position", "search"), the engine and its options, -j or --cluster, the watchdog, the switches."""
     limit = parser.add_mutually_exclusive_group(required=True)
-    limit.add_argument("--time", type=float, metavar="S", help="seconds per position (go movetime)")
-    limit.add_argument("--depth", type=int, metavar="D", help="search depth per position (go depth)")
-    limit.add_argument("--nodes", type=int, metavar="N", help="nodes per position (go nodes)")
+    limit.add_argument("--time", type=float, metavar="S", help=f"seconds per {unit} (go movetime)")
+    limit.add_argument("--depth", type=int, metavar="D", help=f"search depth per {unit} (go depth)")
+    limit.add_argument("--nodes", type=int, metavar="N", help=f"nodes per {unit} (go nodes)")
     parser.add_argument("--engine", metavar="CMD",
                         help="engine command line, shell-quoted (default: installed Garfish, python -P -m garfish.uci)")
     parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
@@ -205,14 +157,22 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--cluster", metavar="ADDRESS",
                        help="run on a Dask cluster: a scheduler address (tcp://HOST:8786) or local[:N] "
                             "(see garfish.arena.cluster)")
-    parser.add_argument("--limit", type=int, default=0, metavar="N", help="only the first N positions")
-    parser.add_argument("--report", type=Path, metavar="FILE.json", help="write a JSON report")
     parser.add_argument("--timeout", type=float, metavar="S",
-                        help=f"kill and restart an engine silent this long in one position "
+                        help=f"kill and restart an engine silent this long in one {unit} "
                              f"(default: --time + {TIME_WATCHDOG_GRACE:g} s, else {SEARCH_WATCHDOG:g} s)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar (it is off when stderr is no TTY)")
     parser.add_argument("--show-stderr", action="store_true", help="let the engine's stderr through")
     parser.add_argument("-v", "--verbose", action="store_true", help="log python-chess's engine traffic problems")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Command-line arguments of `garfish epd`."""
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("suite", type=Path, help="EPD file (bm / am / id / c0 opcodes)")
+    add_search_arguments(parser, "position")
+    parser.add_argument("--limit", type=int, default=0, metavar="N", help="only the first N positions")
+    parser.add_argument("--report", type=Path, metavar="FILE.json", help="write a JSON report")
     return parser
 
 

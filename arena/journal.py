@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import IO, Any, Optional
 
 from garfish.arena.game import GameRecord, PonderStats
-from garfish.arena.sidecar import header, parse_header, read_header
+from garfish.arena.sidecar import load_records, open_record_files, read_header
 
 SUFFIX = ".match"
 HEADER = "# garfish match "
@@ -73,42 +73,18 @@ def parse_record(line: str) -> tuple[GameRecord, int]:
     return record, pgn_end
 
 
+def numbered_record(line: str) -> tuple[GameRecord, int, int]:
+    """A journal line back to its record, the game's number and the PGN size after it (ValueError when malformed)."""
+    record, pgn_end = parse_record(line)
+    return record, record.number, pgn_end
+
+
 def load(path: Path, settings: dict[str, Any]) -> Optional[tuple[list[GameRecord], int, int]]:
     """The games a journal records, the PGN size after the last of them and the journal's own size
     up to there; None when there is no journal or no complete first line (nothing was recorded).
     ValueError when its settings differ from these (naming the first that does) or a line other than
     the last is malformed; an unfinished last line is a write the interruption broke off, and is dropped."""
-    try:
-        lines = path.read_bytes().splitlines(keepends=True)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise ValueError(f"cannot read '{path}': {exc.strerror or exc}") from None
-    if not lines or not lines[0].endswith(b"\n"):
-        return None
-    stored = parse_header(lines[0], path, HEADER, KIND)
-    for key in sorted(set(stored) | set(settings)):
-        if stored.get(key) != settings.get(key):
-            raise ValueError(f"'{path}' is a match played with other settings: {key} was "
-                             f"{json.dumps(stored.get(key))}, now {json.dumps(settings.get(key))}")
-    journal_end = len(lines[0])
-    records: list[GameRecord] = []
-    seen: set[int] = set()
-    pgn_end = 0
-    for index, raw in enumerate(lines[1:], 2):
-        if index == len(lines) and not raw.endswith(b"\n"):
-            break
-        try:
-            record, end = parse_record(raw.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError) as exc:
-            raise ValueError(f"'{path}', line {index}: {exc}") from None
-        if record.number in seen or end < pgn_end:
-            raise ValueError(f"'{path}', line {index}: game {record.number} again or out of order")
-        seen.add(record.number)
-        records.append(record)
-        pgn_end = end
-        journal_end += len(raw)
-    return records, pgn_end, journal_end
+    return load_records(path, settings, HEADER, KIND, "a match played", numbered_record)
 
 
 class GameFiles:
@@ -148,18 +124,6 @@ def open_files(pgn: Optional[Path], settings: dict[str, Any], resume: bool
         return GameFiles(None, None), []
     journal = journal_path(pgn)
     loaded = load(journal, settings) if resume else None
-    if loaded is not None:
-        records, pgn_end, journal_end = loaded
-        size = pgn.stat().st_size if pgn.exists() else 0
-        if size < pgn_end:
-            raise ValueError(f"'{pgn}' is shorter than its journal '{journal}' says ({size} bytes, "
-                             f"not {pgn_end}): was it changed?")
-        for path, end in ((pgn, pgn_end), (journal, journal_end)):
-            with path.open("ab") as handle:
-                handle.truncate(end)
-        return GameFiles(pgn.open("a", encoding="utf-8"), journal.open("a", encoding="utf-8"), pgn_end), records
-    pgn_handle = pgn.open("w", encoding="utf-8")
-    journal_handle = journal.open("w", encoding="utf-8")
-    journal_handle.write(header(HEADER, settings))
-    journal_handle.flush()
-    return GameFiles(pgn_handle, journal_handle), []
+    ends = None if loaded is None else loaded[1:]
+    pgn_handle, journal_handle = open_record_files(pgn, journal, HEADER, settings, ends)
+    return GameFiles(pgn_handle, journal_handle, 0 if ends is None else ends[0]), [] if loaded is None else loaded[0]

@@ -1,20 +1,27 @@
-"""Worker processes of the tools that run one engine per process (`garfish epd -j N`, `garfish datagen -j N`).
+"""Worker processes of the tools that run one engine per process (`garfish epd -j N`, `garfish analyse -j N`,
+`garfish datagen -j N`).
 
 A worker ignores Ctrl-C (the terminal sends it to the whole process group): the parent decides,
 and stops its workers with SIGTERM, which a worker turns into KeyboardInterrupt so that it shuts
 its engine down on the way out.
+
+A worker and its parent talk through two queues: tasks (None: no more) and results, on which a worker
+puts ("ready", its engine's name), ("result", a task's result), ("fatal", why it cannot go on),
+("done", None) at the end, and any events of its own (`garfish analyse`'s ("moves", n)). serve_tasks
+is such a worker's loop, run_pool the parent's side.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import multiprocessing
 import queue
 import signal
 import time
-from typing import Any, Callable, Iterator, Optional, TypeVar
+from typing import Any, Callable, Generator, Iterator, Optional, TypeVar
 
-from garfish.arena.driver import EngineProcess, EngineSpec, EngineStartError
+from garfish.arena.driver import EngineProcess, EngineSpec, EngineStartError, quiet_python_chess
 from garfish.arena.pipe import PipeEngine
 
 LOG = logging.getLogger(__name__)
@@ -82,6 +89,67 @@ def start_engine(spec: EngineSpec, results: Any, stop: StopSignal,
         return None
     results.put(("ready", engine.name))
     return engine
+
+
+Report = Callable[[str, Any], None]  # a worker's event for its parent: report(kind, payload)
+
+
+def serve_tasks(spec: EngineSpec, tasks: Any, results: Any, stop: StopSignal,
+                handle: Callable[[EngineProcess, Any, Report], Any]) -> None:
+    """A worker's loop: own one engine, put ("result", handle(engine, task, report)) on `results` for each
+    task until a None arrives, then ("done", None); ("fatal", why) when the engine cannot be restarted."""
+    quiet_python_chess(False)
+    engine = start_engine(spec, results, stop, EngineProcess)
+    if engine is None:
+        return
+    try:
+        while True:
+            task = tasks.get()
+            if task is None:
+                break
+            results.put(("result", handle(engine, task, lambda kind, payload: results.put((kind, payload)))))
+        results.put(("done", None))
+    except EngineStartError as exc:
+        results.put(("fatal", f"engine could not be restarted: {exc}"))
+    finally:
+        engine.close()
+
+
+def run_pool(target: Callable[[Any, Any, Any], None], config: Any, items: list[Any],
+             jobs: int) -> Generator[tuple[str, Any], None, None]:
+    """Hand the items to `jobs` worker processes running target(config, tasks, results) and yield their
+    events but "done" and "fatal" as they come, until every item has its result; raises EngineStartError
+    for a "fatal" or when every worker has exited early. The workers are stopped on any exit."""
+    context = multiprocessing.get_context("spawn")
+    tasks = context.Queue()
+    results = context.Queue()
+    for item in items:
+        tasks.put(item)
+    for _ in range(jobs):
+        tasks.put(None)
+    processes = [context.Process(target=target, args=(config, tasks, results), daemon=True) for _ in range(jobs)]
+    for process in processes:
+        process.start()
+    received = finished = 0
+    completed = False
+    try:
+        while received < len(items) and finished < jobs:
+            try:
+                kind, payload = results.get(timeout=POLL_SECONDS)
+            except queue.Empty:
+                if not any(process.is_alive() for process in processes):
+                    raise EngineStartError("all worker processes exited early") from None
+                continue
+            if kind == "fatal":
+                raise EngineStartError(payload)
+            if kind == "done":
+                finished += 1
+                continue
+            received += kind == "result"
+            yield kind, payload
+        completed = True
+    finally:
+        shut_down(processes, tasks, results, graceful=completed)
 
 
 def shut_down(processes: list[Any], tasks: Any, results: Any, graceful: bool) -> None:

@@ -237,30 +237,21 @@ def _back(frames, q, score):
     return False
 
 
-@njit(
-    f"UniTuple(int64, 3)({BITBOARDS}, int64, int64, int64, int64, int64, boolean, boolean, int16[:, ::1], "
-    "int64[::1], int32[:, ::1], int64, int64, uint64[:, ::1], int64[:, ::1], int64[:, ::1])",
-    cache=True, nogil=True,
-)
-def quiescence_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, packed, alpha, beta,
-                      ply, checks, use_network, weights, params, accumulators, slot, budget, state, frames, lists):
-    """Search the quiescence subtree of the position (the module's description): (score, nodes,
-    deepest ply). packed: the evaluation kernel's result for the position; ply: its ply from the
-    search's root; checks: try quiet checks (the first quiescence ply); use_network: evaluate with
-    network_update_kernel on weights, params and the accumulators (whose slot `slot` holds the
-    position's), else evaluate_kernel (the network's arrays unused); budget: the most nodes to
-    search, past which the kernel stops and its score means nothing (the caller's node limit has
-    been reached). state, frames, lists: work arrays of FRAMES rows (uint64 [FRAMES, 8], int64
-    [FRAMES, FRAME_FIELDS], int64 [FRAMES, MAX_LISTED_MOVES])."""
-    state[0, PAWNS], state[0, KNIGHTS], state[0, BISHOPS] = pawns, knights, bishops
-    state[0, ROOKS], state[0, QUEENS], state[0, KINGS] = rooks, queens, kings
-    state[0, BLACK], state[0, WHITE] = black, white
+@njit(cache=True)
+def _start(frames, turn, ep, packed, alpha, beta, checks):
+    """Set up frame 0, the subtree's root: side to move, en passant square, evaluation, window, quiet checks."""
     frames[0, F_TURN] = 1 if turn else 0
     frames[0, F_EP] = ep
     frames[0, F_PACKED] = packed
     frames[0, F_ALPHA] = alpha
     frames[0, F_BETA] = beta
     frames[0, F_CHECKS] = 1 if checks else 0
+
+
+@njit(cache=True)
+def _search(ply, use_network, weights, params, accumulators, slot, budget, state, frames, lists):
+    """The quiescence search from frame 0 (set up by _start, its position in state row 0 and its
+    accumulators in slot `slot`): (score, nodes, deepest ply)."""
     nodes = 0
     deepest = ply
     q = 0
@@ -384,6 +375,56 @@ def quiescence_kernel(pawns, knights, bishops, rooks, queens, kings, black, whit
 
 
 
+@njit(
+    f"UniTuple(int64, 3)({BITBOARDS}, int64, int64, int64, int64, int64, boolean, boolean, int16[:, ::1], "
+    "int64[::1], int32[:, ::1], int64, int64, uint64[:, ::1], int64[:, ::1], int64[:, ::1])",
+    cache=True, nogil=True,
+)
+def quiescence_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, packed, alpha, beta,
+                      ply, checks, use_network, weights, params, accumulators, slot, budget, state, frames, lists):
+    """Search the quiescence subtree of the position (the module's description): (score, nodes,
+    deepest ply). packed: the evaluation kernel's result for the position; ply: its ply from the
+    search's root; checks: try quiet checks (the first quiescence ply); use_network: evaluate with
+    network_update_kernel on weights, params and the accumulators (whose slot `slot` holds the
+    position's), else evaluate_kernel (the network's arrays unused); budget: the most nodes to
+    search, past which the kernel stops and its score means nothing (the caller's node limit has
+    been reached). state, frames, lists: work arrays of FRAMES rows (uint64 [FRAMES, 8], int64
+    [FRAMES, FRAME_FIELDS], int64 [FRAMES, MAX_LISTED_MOVES])."""
+    state[0, PAWNS], state[0, KNIGHTS], state[0, BISHOPS] = pawns, knights, bishops
+    state[0, ROOKS], state[0, QUEENS], state[0, KINGS] = rooks, queens, kings
+    state[0, BLACK], state[0, WHITE] = black, white
+    _start(frames, turn, ep, packed, alpha, beta, checks)
+    return _search(ply, use_network, weights, params, accumulators, slot, budget, state, frames, lists)
+
+
+@njit(
+    f"UniTuple(int64, 4)({BITBOARDS}, int64, int64, int64, int64, int64, boolean, boolean, int16[:, ::1], "
+    "int64[::1], int32[:, ::1], int64, int64, uint64[:, ::1], int64[:, ::1], int64[:, ::1])",
+    cache=True, nogil=True,
+)
+def leaf_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, code, alpha, beta, ply,
+                checks, use_network, weights, params, accumulators, slot, budget, state, frames, lists):
+    """The quiescence search after a move at the main search's frontier, without making it on the
+    search's board: (score, nodes, deepest ply, the child's packed evaluation). The position and
+    slot are the parent's; the kernel makes the move `code` (not castling) on its own state and
+    evaluates the child into the next slot, as push_legal would; it searches nothing (0 nodes) when
+    the child's flags say the move is illegal (ILLEGAL_FLAG) or gives check (IN_CHECK_FLAG: the main
+    search extends it), else it searches the child's quiescence subtree as quiescence_kernel does
+    (alpha, beta and ply the child's)."""
+    spare = FRAMES - 1
+    state[spare, PAWNS], state[spare, KNIGHTS], state[spare, BISHOPS] = pawns, knights, bishops
+    state[spare, ROOKS], state[spare, QUEENS], state[spare, KINGS] = rooks, queens, kings
+    state[spare, BLACK], state[spare, WHITE] = black, white
+    child_ep = _make(state, spare, 0, turn, ep, code)
+    packed = _evaluate(state, 0, not turn, use_network, weights, params, accumulators, slot + 1)
+    if packed & (ILLEGAL_FLAG | IN_CHECK_FLAG):
+        return 0, 0, 0, packed
+    _start(frames, not turn, child_ep, packed, alpha, beta, checks)
+    score, nodes, deepest = _search(ply, use_network, weights, params, accumulators, slot + 1, budget, state, frames,
+                                    lists)
+    return score, nodes, deepest, packed
+
+
 class QuiescenceWork:
     """The work arrays of one searcher's quiescence_kernel calls, and what it evaluates with."""
 
@@ -397,4 +438,5 @@ class QuiescenceWork:
         self.no_accumulators = np.zeros((1, 1), dtype=np.int32)
 
 
-quiescence_entry = entry_point(quiescence_kernel)  # the compiled entry: no dispatcher on the way
+quiescence_entry = entry_point(quiescence_kernel)  # the compiled entries: no dispatcher on the way
+leaf_entry = entry_point(leaf_kernel)

@@ -20,13 +20,13 @@ from garfish.engine.bits import entry_point
 from garfish.engine.board import SearchBoard
 from garfish.engine.checks import check_masks_kernel, gives_check_kernel, threats_entry
 from garfish.engine.flags import (
-    ATTACKS_BISHOP, ATTACKS_KNIGHT, ATTACKS_PAWN, ATTACKS_QUEEN, ATTACKS_ROOK, IN_CHECK_FLAG, PROMOTION_FLAG,
-    packed_flags, packed_score,
+    ATTACKS_BISHOP, ATTACKS_KNIGHT, ATTACKS_PAWN, ATTACKS_QUEEN, ATTACKS_ROOK, ILLEGAL_FLAG, IN_CHECK_FLAG,
+    PROMOTION_FLAG, packed_flags, packed_score,
 )
 from garfish.engine.history import History
 from garfish.engine.movepick import PROMOTION_RANK, pick_moves
 from garfish.engine.moves import decode, encode
-from garfish.engine.qsearch import QuiescenceWork, quiescence_entry
+from garfish.engine.qsearch import QuiescenceWork, leaf_entry, quiescence_entry
 from garfish.engine.skill import Skill
 from garfish.engine.timeman import soft_limit, time_budget
 from garfish.engine.tt import TranspositionTable, entry_code, unpack
@@ -41,6 +41,7 @@ _zobrist = entry_point(zobrist_kernel)
 _check_masks = entry_point(check_masks_kernel)
 _gives_check = entry_point(gives_check_kernel)
 _quiescence = quiescence_entry
+_leaf = leaf_entry
 
 if TYPE_CHECKING:
     from garfish.engine.nnue import NetworkBoard, NetworkEvaluator
@@ -62,6 +63,9 @@ LMR_DEPTH = 3              # late move reductions from this depth ...
 LMR_MOVES = 3              # ... after this many moves
 QS_CHECKS = True           # quiet checks at the first quiescence ply (delta pruning's margin: engine.qsearch)
 NO_BUDGET = 1 << 62        # the quiescence kernel's node budget without a node limit
+NO_SCORE = INF + 1         # a move not searched yet
+ILLEGAL_LEAF = INF + 2     # _leaf: the move leaves our king attacked
+CHECKING_LEAF = INF + 3    # _leaf: the move gives check (the main search extends it)
 SINGLE_MOVE_DEPTH = 4      # with one legal move, a timed search stops at this depth
 MATE_EXTRA_DEPTH = 4       # plies searched past a found mate before stopping
 TB_ROOT_TIME_SHARE = 0.9   # ranking the root moves by DTZ probes no more moves past this share of the hard limit:
@@ -642,6 +646,7 @@ class Searcher:
         try:
             moves = pick_moves(board, tt_move, killers, history.butterfly, capture_targets, check_masks, in_check)
             them_bb = occupied_co[not us]
+            frontier = depth == 1  # a child is a quiescence node, unless its move extends
             for move in moves:
                 if root_moves is not None and move not in root_moves:
                     continue
@@ -657,35 +662,55 @@ class Searcher:
                                                    board.queens, board.kings, occupied_co[0], occupied_co[1], us)
                     if not self._quiet_gives_check(board, move, check_masks):
                         continue
-                child = board.push_legal(move)
-                if child is None:  # pseudo-legal, and it leaves our king attacked
-                    continue
-                gives_check = child & IN_CHECK_FLAG != 0
-                if pv_node:
-                    self.pv_table[ply + 1] = []
-                # Extensions: a check, and a pawn stepping onto its seventh rank (it stands on to_square now).
                 to_bb = BB_SQUARES[to_square]
-                extend = gives_check or (to_bb & PROMOTION_RANK[us] and board.pawns & to_bb)
-                new_depth = depth - 1 + (1 if extend else 0)
-                if searched == 0:
-                    score = -self._negamax(board, new_depth, -beta, -alpha, ply + 1, pv_node, True, child)
-                else:
-                    # Step 10. Late move reductions, then a null-window search, re-searched on success.
-                    reduction = 0
-                    if depth >= LMR_DEPTH and searched >= LMR_MOVES and is_quiet and not in_check and not gives_check:
-                        reduction = LMR_TABLE[min(depth, 63)][min(searched, 63)]
+                score = NO_SCORE
+                if frontier and not ((board.pawns | board.kings) & BB_SQUARES[move.from_square] and (
+                        to_bb & PROMOTION_RANK[us] or to_bb & occupied_co[us] or abs(to_square - move.from_square) == 2)):
+                    # Step 10a. At the frontier a child is a quiescence node (unless the move checks or
+                    # a pawn steps onto its seventh rank: they extend): one kernel call makes, tests and
+                    # searches it, the board left as it is. Not castling, which the kernel cannot make
+                    # (a king's move by two squares, or onto its own rook in Chess960).
+                    code = encode(move)
+                    value = self._leaf(board, code, -beta if searched == 0 else -alpha - 1, -alpha, ply + 1)
+                    if value == ILLEGAL_LEAF:
+                        continue
+                    if value != CHECKING_LEAF:
                         if pv_node:
-                            reduction -= 1
-                        if move == killers[0] or move == killers[1]:
-                            reduction -= 1
-                        reduction = max(0, min(reduction, new_depth - 1))
-                    score = -self._negamax(board, new_depth - reduction, -alpha - 1, -alpha, ply + 1, False, True,
-                                           child)
-                    if score > alpha and reduction:
-                        score = -self._negamax(board, new_depth, -alpha - 1, -alpha, ply + 1, False, True, child)
-                    if pv_node and alpha < score < beta:
-                        score = -self._negamax(board, new_depth, -beta, -alpha, ply + 1, True, True, child)
-                board.pop()
+                            self.pv_table[ply + 1] = []
+                        score = -value
+                        if searched and pv_node and alpha < score < beta:
+                            score = -self._leaf(board, code, -beta, -alpha, ply + 1)
+                if score == NO_SCORE:
+                    child = board.push_legal(move)
+                    if child is None:  # pseudo-legal, and it leaves our king attacked
+                        continue
+                    gives_check = child & IN_CHECK_FLAG != 0
+                    if pv_node:
+                        self.pv_table[ply + 1] = []
+                    # Extensions: a check, and a pawn stepping onto its seventh rank (it stands on to_square now).
+                    extend = gives_check or (to_bb & PROMOTION_RANK[us] and board.pawns & to_bb)
+                    new_depth = depth - 1 + (1 if extend else 0)
+                    if searched == 0:
+                        score = -self._negamax(board, new_depth, -beta, -alpha, ply + 1, pv_node, True, child)
+                    else:
+                        # Step 10. Late move reductions, then a null-window search, re-searched on success.
+                        reduction = 0
+                        if (depth >= LMR_DEPTH and searched >= LMR_MOVES and is_quiet and not in_check
+                                and not gives_check):
+                            reduction = LMR_TABLE[min(depth, 63)][min(searched, 63)]
+                            if pv_node:
+                                reduction -= 1
+                            if move == killers[0] or move == killers[1]:
+                                reduction -= 1
+                            reduction = max(0, min(reduction, new_depth - 1))
+                        score = -self._negamax(board, new_depth - reduction, -alpha - 1, -alpha, ply + 1, False,
+                                               True, child)
+                        if score > alpha and reduction:
+                            score = -self._negamax(board, new_depth, -alpha - 1, -alpha, ply + 1, False, True,
+                                                   child)
+                        if pv_node and alpha < score < beta:
+                            score = -self._negamax(board, new_depth, -beta, -alpha, ply + 1, True, True, child)
+                    board.pop()
                 searched += 1
 
                 if score > best_score:
@@ -834,6 +859,39 @@ class Searcher:
                 occupied_co[1], board.turn, -1 if ep is None else ep, packed, alpha, beta, ply, checks, True,
                 network.weights, network.params, network.state, network.slot(), budget, work.state, work.frames,
                 work.lists)
+        self.nodes += nodes
+        if deepest > self.seldepth:
+            self.seldepth = deepest
+        if self.nodes >= self._next_poll:
+            self._poll()
+        return score
+
+    def _leaf(self, board: SearchBoard, code: int, alpha: int, beta: int, ply: int) -> int:
+        """Step 10a of _negamax: the quiescence score (the child's view) of the child the move `code`
+        makes, searched by one kernel call (engine.qsearch.leaf_kernel) with the first quiescence
+        ply's quiet checks, the board left as it is; ILLEGAL_LEAF when the move leaves our king
+        attacked, CHECKING_LEAF (nothing searched) when it gives check. Polls as _qsearch does."""
+        occupied_co = board.occupied_co
+        ep = board.ep_square
+        work = self._work
+        network = self._network
+        budget = self._node_limit - self.nodes if self._node_limit else NO_BUDGET
+        if network is None:
+            score, nodes, deepest, packed = _leaf(
+                board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings, occupied_co[0],
+                occupied_co[1], board.turn, -1 if ep is None else ep, code, alpha, beta, ply, QS_CHECKS, False,
+                work.no_weights, work.no_params, work.no_accumulators, 0, budget, work.state, work.frames,
+                work.lists)
+        else:
+            score, nodes, deepest, packed = _leaf(
+                board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings, occupied_co[0],
+                occupied_co[1], board.turn, -1 if ep is None else ep, code, alpha, beta, ply, QS_CHECKS, True,
+                network.weights, network.params, network.state, network.slot(), budget, work.state, work.frames,
+                work.lists)
+        if packed & ILLEGAL_FLAG:
+            return ILLEGAL_LEAF
+        if packed & IN_CHECK_FLAG:
+            return CHECKING_LEAF
         self.nodes += nodes
         if deepest > self.seldepth:
             self.seldepth = deepest

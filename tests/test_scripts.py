@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ENGINE_CMD, REQUIRE_DATA_ENV, ROOT
+from conftest import ENGINE_CMD, OPENINGS_3MOVES, REQUIRE_DATA_ENV, ROOT
 
 SCRIPTS = ROOT / "scripts"
 
@@ -68,7 +68,8 @@ def test_ab_builds_the_working_tree_as_an_installed_package(tmp_path: Path, monk
 
 def test_calibrate_plays_each_setting_once_and_tabulates_it(tmp_path: Path) -> None:
     # Garfish itself stands in for Stockfish: it takes the same two options.
-    args = ("--elos", "1000", "--games", "2", "--tc", "2+0.05", "--stockfish", " ".join(ENGINE_CMD))
+    args = ("--elos", "1000", "--games", "2", "--tc", "2+0.05", "--stockfish", " ".join(ENGINE_CMD),
+            "--openings", str(OPENINGS_3MOVES))
     proc = run_script("calibrate.py", str(tmp_path), *args)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "elo-1000.json").exists() and not (tmp_path / "elo-1000.partial.json").exists()
@@ -89,7 +90,8 @@ def test_calibrate_plays_each_setting_once_and_tabulates_it(tmp_path: Path) -> N
 
 def test_calibrate_resumes_an_interrupted_setting_from_its_journal(tmp_path: Path) -> None:
     # A setting whose match stopped before its report: the games its journal holds are not played again.
-    args = ("--elos", "1000", "--games", "4", "--tc", "2+0.05", "--stockfish", " ".join(ENGINE_CMD))
+    args = ("--elos", "1000", "--games", "4", "--tc", "2+0.05", "--stockfish", " ".join(ENGINE_CMD),
+            "--openings", str(OPENINGS_3MOVES))
     first = run_script("calibrate.py", str(tmp_path), *args)
     assert first.returncode == 0, first.stderr
     # Made as a kill after the second game leaves it: no report, the journal's header and first two games.
@@ -110,7 +112,7 @@ def test_calibrate_resumes_an_interrupted_setting_from_its_journal(tmp_path: Pat
 def test_calibrate_full_strength_rates_each_level_and_all_together(tmp_path: Path) -> None:
     # Garfish itself stands in for Stockfish; two levels, then the combined rating of both.
     args = ("--elos", "1400,1700", "--games", "2", "--tc", "2+0.05", "--stockfish", " ".join(ENGINE_CMD),
-            "--full-strength")
+            "--full-strength", "--openings", str(OPENINGS_3MOVES))
     proc = run_script("calibrate.py", str(tmp_path), *args)
     assert proc.returncode == 0, proc.stderr
     assert "--engine name=Garfish --engine" in proc.stdout  # no strength limit on Garfish's side
@@ -155,6 +157,16 @@ def test_stop_latency_times_each_stop_at_each_setting() -> None:
         assert re.search(rf"^Threads {threads} position 1: [a-h][1-8][a-h][1-8]\w? after [\d.]+ ms$", proc.stdout, re.M)
         assert re.search(rf"^Threads {threads}: stop -> bestmove median [\d.]+ ms, worst [\d.]+ ms over 1 searches$",
                          proc.stdout, re.M), proc.stdout
+
+
+def test_time_to_depth_times_both_engines_on_each_position() -> None:
+    command = " ".join(ENGINE_CMD)
+    proc = run_script("time_to_depth.py", "--engine", command, "--engine", command, "--depth", "3",
+                      "--positions", "2")
+    assert proc.returncode == 0, proc.stderr
+    rows = re.findall(r"^ ?\d+  A +[\d.]+ s +(\d+) nodes   B +[\d.]+ s +(\d+) nodes$", proc.stdout, re.M)
+    assert len(rows) == 2 and all(a == b and int(a) > 0 for a, b in rows), proc.stdout  # the same engine: the same tree
+    assert re.search(r"^B's time / A's time to depth 3: [\d.]+$", proc.stdout, re.M), proc.stdout
 
 
 def test_nnue_speed_tabulates_each_kernel_against_the_hand_written_one() -> None:

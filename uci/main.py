@@ -1,5 +1,6 @@
 """The `garfish` command: the UCI engine, or `garfish bench [depth]`, `garfish perft ...`,
 `garfish epd SUITE ...` (test suites), `garfish match ...` (engine matches),
+`garfish analyse GAMES.pgn ...` (annotate games: evaluations, mistakes, better lines),
 `garfish rating RATING=REPORT.json ...` (a rating from matches against rated opponents),
 `garfish wdl PGN ...` (fit the win/draw/loss model to an engine's games) or
 `garfish datagen OUT ...` (training positions from an engine's self-play),
@@ -102,6 +103,13 @@ def match_command(args: list[str]) -> int:
     return match_main(args)
 
 
+def analyse_command(args: list[str]) -> int:
+    """`garfish analyse GAMES.pgn ...`: annotate games with an engine's evaluations and verdicts."""
+    from garfish.arena.analyse import main as analyse_main
+
+    return analyse_main(args)
+
+
 def rating_command(args: list[str]) -> int:
     """`garfish rating RATING=REPORT.json ...`: a rating from matches against rated opponents."""
     from garfish.arena.rating import main as rating_main
@@ -142,6 +150,7 @@ COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "perft": perft_command,
     "epd": epd_command,
     "match": match_command,
+    "analyse": analyse_command,
     "rating": rating_command,
     "wdl": wdl_command,
     "datagen": datagen_command,

@@ -1,8 +1,8 @@
 """`garfish analyse`: annotate the games of a PGN file with a UCI engine (Garfish by default).
 
 Every move of each game's main line is searched from the position before it with MultiPV 2; when
-the move played is not one of the two lines, a second search with `searchmoves` scores it with the
-same limit. The engine is asked for `UCI_ShowWDL`, and a move's loss is the expected score it gave
+the move played is not one of the two lines, a second search with `searchmoves` scores it to the
+depth the first reached. The engine is asked for `UCI_ShowWDL`, and a move's loss is the expected score it gave
 away against the best line (arena/annotate.py judges it and writes the verdicts). Each game gets
 `ucinewgame` first, so its searches do not depend on the games before it: with --nodes or --depth
 the output is the same whatever -j or --cluster.
@@ -182,12 +182,14 @@ def search_game(engine: chess.engine.SimpleEngine, game: chess.pgn.Game, limit: 
     key = object()  # a new game for python-chess: ucinewgame before the first search
     analysis = GameAnalysis(number, engine.id.get("name", "engine"), limit_text(limit))
 
-    def search(root: chess.Board, **kwargs: Any) -> list[chess.engine.InfoDict]:
-        """One search of this position (from its FEN after a null move: UCI cannot send one)."""
+    def search(root: chess.Board, depth: Optional[int] = None, **kwargs: Any) -> list[chess.engine.InfoDict]:
+        """One search of this position, with the game's limit or to `depth` (from its FEN after a null move:
+        UCI cannot send one)."""
         if any(not move for move in root.move_stack):
             root = chess.Board(root.fen(), chess960=root.chess960)
         with guard():
-            found = engine.analyse(root, limit, game=key, info=INFO, options=options, **kwargs)
+            found = engine.analyse(root, limit if depth is None else chess.engine.Limit(depth=depth), game=key,
+                                   info=INFO, options=options, **kwargs)
         return found if isinstance(found, list) else [found]
 
     for ply, move in enumerate(game.mainline_moves()):
@@ -201,14 +203,16 @@ def search_game(engine: chess.engine.SimpleEngine, game: chess.pgn.Game, limit: 
 
 def search_move(search: Callable[..., list[chess.engine.InfoDict]], board: chess.Board, ply: int,
                 move: chess.Move) -> MoveEval:
-    """The best line and the move played, scored from the mover's side."""
+    """The best line and the move played, scored from the mover's side. A move played that is neither line
+    gets a search of its own to the depth the best line reached: its score then weighs as much (a search of
+    one root move would go deeper under the same nodes; under a time limit an engine may stop one early)."""
     mover = board.turn
     lines = search(board, multipv=MULTIPV) or [{}]
     best = lines[0]
     played = next((line for line in lines if line.get("pv") and line["pv"][0] == move), None)
     nodes = best.get("nodes", 0)
     if played is None:
-        played = (search(board, root_moves=[move]) or [{}])[0]
+        played = (search(board, best.get("depth"), root_moves=[move]) or [{}])[0]
         nodes += played.get("nodes", 0)
     best_score, played_score = best.get("score"), played.get("score")
     best_expected, played_expected = expected_score(best, mover), expected_score(played, mover)

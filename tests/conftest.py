@@ -46,6 +46,11 @@ def require_train_extra() -> Any:
 
 
 ENGINE_CMD = [sys.executable, "-m", "garfish.uci"]
+# The suite's own openings (8, each after three moves a side; tests/data/README.md), for a test that needs a few
+# openings and not the shared books.
+OPENINGS_3MOVES = ROOT / "tests" / "data" / "openings_3moves.epd"
+# A $GARFISH_DATA that can never be a folder: a tool run with it finds no shared data, as in a user's clone.
+NO_DATA = os.path.join(os.devnull, "no-shared-data")
 SCRIPTED = Path(__file__).resolve().parent / "scripted_engine.py"  # tests/scripted_engine.py, a scripted UCI engine
 CLI_TIMEOUT = 120  # seconds a tool run through its command line may take in a test
 

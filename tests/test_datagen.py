@@ -23,8 +23,9 @@ import chess
 import chess.engine
 import pytest
 
-from conftest import CLI_TIMEOUT, ENGINE_CMD, ROOT, SCRIPTED, children, wait_gone
+from conftest import CLI_TIMEOUT, ENGINE_CMD, NO_DATA, OPENINGS_3MOVES, ROOT, SCRIPTED, children, wait_gone
 from garfish.arena import datagen
+from garfish.arena.data import DATA_ENV
 from garfish.arena.datagen import Book, FinishedGame, Output, OutputError, game_start, white_score
 from garfish.arena.driver import DEFAULT_COMMAND
 from garfish.arena.workers import shut_down
@@ -46,10 +47,12 @@ def scripted(*args: str) -> str:
     return shlex.join([sys.executable, str(SCRIPTED), *args])
 
 
-def run_datagen(*args: str, timeout: float = CLI_TIMEOUT) -> subprocess.CompletedProcess:
-    """Run `python -m garfish.uci datagen ...` to the end and capture its output."""
+def run_datagen(*args: str, timeout: float = CLI_TIMEOUT, data: Optional[Path] = None) -> subprocess.CompletedProcess:
+    """Run `python -m garfish.uci datagen ...` to the end and capture its output; it sees the shared data folder
+    `data`, or none (as in a user's clone), so that a test which needs the data says so."""
+    env = dict(os.environ, **{DATA_ENV: str(data) if data is not None else NO_DATA})
     return subprocess.run([sys.executable, "-m", "garfish.uci", "datagen", *args, "--no-progress"], cwd=str(ROOT),
-                          capture_output=True, text=True, timeout=timeout)
+                          env=env, capture_output=True, text=True, timeout=timeout)
 
 
 def write_book(path: Path, lines: list[str]) -> Path:
@@ -238,12 +241,12 @@ def test_garfish_run_writes_valid_labelled_games(tmp_path: Path) -> None:
     """Garfish at a few hundred nodes, two workers: whole games in the seed data's format, every BEST legal."""
     out = tmp_path / "garfish.txt"
     proc = run_datagen(str(out), "--engine", shlex.join(ENGINE_CMD), "--nodes", "300", "--games", "2", "-j", "2",
-                       "--seed", "7", "--max-plies", "36")
+                       "--seed", "7", "--max-plies", "36", "--openings", str(OPENINGS_3MOVES))
     assert proc.returncode == 0, proc.stderr
     assert "engine: Garfish" in proc.stdout and "holds 2 of 2 games" in proc.stdout
     for game in checked_games(out, 2):
         first = chess.Board(game[0][0])
-        assert first.ply() == 10  # noob_3moves: three moves each, then four random plies
+        assert first.ply() == 10  # three moves each, then four random plies
         assert len({fields[1] for fields in game}) > 1  # real scores, not a constant
 
 
@@ -385,6 +388,26 @@ def test_a_missing_engine_is_a_usage_error(tmp_path: Path, command: str) -> None
     assert "Traceback" not in proc.stderr and not out.exists()
 
 
+def test_the_default_openings_are_the_shared_books(tmp_path: Path, data: Path) -> None:
+    """Without --openings a run plays noob_3moves from the shared data folder."""
+    out = tmp_path / "out.txt"
+    proc = run_datagen(str(out), "--engine", scripted("--play", "random"), "--games", "1", "--seed", "1",
+                       "--random-plies", "0", "--max-plies", "8", data=data)
+    assert proc.returncode == 0, proc.stderr
+    assert f"openings {data / datagen.DEFAULT_BOOK} + 0 random plies" in proc.stdout
+    with open(data / datagen.DEFAULT_BOOK) as book:
+        assert read_lines(out)[0].split(";")[0] in {line.strip() for line in book}
+
+
+def test_the_default_openings_without_shared_data_are_a_clear_usage_error(tmp_path: Path) -> None:
+    """Without --openings and without the shared data (a user's clone): exit status 2 and what to do, no file."""
+    out = tmp_path / "out.txt"
+    proc = run_datagen(str(out), "--engine", scripted("--play", "random"), "--games", "1")
+    assert proc.returncode == 2
+    assert "no shared data folder found for the default openings: set GARFISH_DATA or give --openings" in proc.stderr
+    assert "Traceback" not in proc.stderr and not out.exists()
+
+
 def stockfish() -> Optional[str]:
     """Stockfish's path, as the default engine finds it, or None."""
     argv, why = datagen.default_engine()
@@ -395,7 +418,8 @@ def stockfish() -> Optional[str]:
 def test_stockfish_is_the_default_engine(tmp_path: Path) -> None:
     """With Stockfish installed and no --engine, it plays at the seed data's 5,000 nodes; OUT in gzip."""
     out = tmp_path / "sf.txt.gz"
-    proc = run_datagen(str(out), "--games", "2", "--seed", "1", "--max-plies", "60", "--option", "Hash=16")
+    proc = run_datagen(str(out), "--games", "2", "--seed", "1", "--max-plies", "60", "--option", "Hash=16",
+                       "--openings", str(OPENINGS_3MOVES))
     assert proc.returncode == 0, proc.stderr
     assert "the default: Stockfish found" in proc.stdout and "engine: Stockfish" in proc.stdout
     assert "5000 nodes a move" in proc.stdout

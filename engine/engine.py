@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # imported when the engine is built (load), so that `Engine(l
 MIN_HASH_MB = 1  # the table an engine falls back to when the Hash asked for cannot be had
 DEFAULT_HASH_MB = 16
 MAX_THREADS = 512
+QUICK_SECONDS = 1.0  # the quick search's time for a move without a clock, while the kernels compile
 # Piece values in pawns for fallback_move.
 FALLBACK_VALUE = {chess.PAWN: 1, chess.KNIGHT: 3, chess.BISHOP: 3, chess.ROOK: 5, chess.QUEEN: 9, chess.KING: 0}
 
@@ -78,16 +79,20 @@ class Engine:
 
     def __init__(self, hash_mb: int = DEFAULT_HASH_MB, eval_file: Optional[str] = None, threads: int = 1,
                  seed: Optional[int] = None, on_message: Optional[Callable[[str], None]] = None,
-                 load: bool = True) -> None:
+                 load: bool = True, on_progress: Optional[Callable[[str], None]] = None) -> None:
         """hash_mb: the table's size; eval_file: the EvalFile (a .gfnn file from the working folder or
         engine/nets/, or <classic>; None: evalfile.DEFAULT_EVAL_FILE, the UCI engine's default); threads: search processes (Threads); seed: the random choices of
         a strength-limited search, the same for the same seed (None: seeded by the system);
-        on_message: where the engine's messages go (none: dropped).
+        on_message: where the engine's messages go (none: dropped); on_progress: where it says how its
+        building goes on a first start, which compiles the kernels (a UCI engine's stderr).
 
         load=True builds the engine now and raises EngineError when the table or the network
         cannot be had. load=False builds nothing (call start_loading); the engine then falls back as
         a UCI engine must: the smallest table when the memory for hash_mb is missing, the
-        hand-written evaluation when eval_file cannot be used, each said through on_message."""
+        hand-written evaluation when eval_file cannot be used, each said through on_message. And it
+        answers while a first start compiles the kernels (engine.warmup, in child processes):
+        wait_answerable returns at once, a `go` gets a move from a quick search (engine.quick) within
+        its time, and the settings made meanwhile are kept and carried out once it is built."""
         self.hash_mb = hash_mb
         self.eval_file = eval_file if eval_file is not None else evalfile.DEFAULT_EVAL_FILE
         self.seed = seed
@@ -102,8 +107,14 @@ class Engine:
         self.syzygy_probe_depth = 1
         self.syzygy_rule50 = True
         self.load_error: Optional[str] = None  # why the engine could not be built
+        self.on_progress = on_progress
+        self.compiling = False  # a first start compiles the kernels: settings are kept for later
+        self._threads_wanted = 1  # Threads and SyzygyPath set while compiling, carried out once built
+        self._syzygy_wanted = ""
+        self._lock = threading.Lock()  # between the settings kept while compiling and the building
         self._pending: list[str] = []  # how it was built otherwise than asked, said by the next wait_ready
         self._loaded = threading.Event()
+        self._answerable = threading.Event()  # built, or compiling (moves from the quick search meanwhile)
         self.search_thread: Optional[threading.Thread] = None  # the search thread of go()
         self._limits: Optional[Limits] = None  # the limits handed to it
         self.stop_flag = threading.Event()  # the running search's stop flag: set here, never by the search
@@ -121,43 +132,88 @@ class Engine:
         threading.Thread(target=self._load, args=(True,), name="garfish-load", daemon=True).start()
 
     def _load(self, lenient: bool) -> None:
-        """Import and build the engine (the Numba kernels load or compile here). lenient: fall back
-        to the smallest table and to the hand-written evaluation (said at the next wait_ready)
-        instead of failing."""
+        """Import and build the engine (the Numba kernels load, or compile: engine.warmup). lenient:
+        answer while a first start compiles in child processes, and fall back to the smallest table
+        and to the hand-written evaluation (said at the next wait_ready) instead of failing."""
         try:
-            from garfish.engine.warmup import load_kernels
+            from garfish.engine import warmup
 
-            load_kernels()  # a first start compiles in two processes (engine.warmup)
+            cold = lenient and not warmup.kernels_cached()
+            if cold:
+                self.compiling = True
+                self._answerable.set()
+                self._progress("garfish: first start: compiling the engine's kernels in the background (a minute "
+                               "or two, once); until they are ready, moves come from a quick search")
+                warmup.compile_kernels()
+                with self._lock:
+                    self.compiling = False  # the rest loads from the cache: a second or two, worth waiting for
+            warmup.load_kernels()
             from garfish.engine.evalfile import load_evaluator
             from garfish.engine.network import NetworkError
             from garfish.engine.search import Searcher
             from garfish.engine.tt import TranspositionTable
 
+            with self._lock:  # the settings kept while compiling are final from here
+                try:
+                    self.tt = TranspositionTable(self.hash_mb)
+                except MemoryError as exc:
+                    if not lenient:
+                        raise EngineError(f"no memory for a {self.hash_mb} MB hash table ({exc})") from None
+                    self.tt = TranspositionTable(MIN_HASH_MB)
+                    self._pending.append(f"error: no memory for a {self.hash_mb} MB hash table ({exc}); "
+                                         f"using {MIN_HASH_MB} MB")
+                    self.hash_mb = MIN_HASH_MB
+                evaluator = None
+                try:
+                    evaluator = load_evaluator(self.eval_file)
+                except NetworkError as exc:
+                    if not lenient:
+                        raise EngineError(f"EvalFile {self.eval_file}: {exc}") from None
+                    self._pending.append(f"error: EvalFile {self.eval_file}: {exc}; using {CLASSIC}, "
+                                         "the hand-written evaluation")
+                    self.eval_file = CLASSIC
+                self.searcher = Searcher(self.tt, evaluator, seed=self.seed)
+                threads, path = self._threads_wanted, self._syzygy_wanted
             try:
-                self.tt = TranspositionTable(self.hash_mb)
-            except MemoryError as exc:
-                if not lenient:
-                    raise EngineError(f"no memory for a {self.hash_mb} MB hash table ({exc})") from None
-                self.tt = TranspositionTable(MIN_HASH_MB)
-                self._pending.append(f"error: no memory for a {self.hash_mb} MB hash table ({exc}); "
-                                     f"using {MIN_HASH_MB} MB")
-                self.hash_mb = MIN_HASH_MB
-            evaluator = None
-            try:
-                evaluator = load_evaluator(self.eval_file)
-            except NetworkError as exc:
-                if not lenient:
-                    raise EngineError(f"EvalFile {self.eval_file}: {exc}") from None
-                self._pending.append(f"error: EvalFile {self.eval_file}: {exc}; using {CLASSIC}, "
-                                     "the hand-written evaluation")
-                self.eval_file = CLASSIC
-            self.searcher = Searcher(self.tt, evaluator, seed=self.seed)
+                if threads != 1:
+                    self._start_threads(threads)
+                if path:
+                    self._open_tables(path)
+            except EngineError as exc:
+                self._pending.append(f"error: {exc}")
+            if cold:
+                self._progress("garfish: the engine's kernels are compiled: searching from now on")
         except EngineError as exc:
             self.load_error = str(exc)
         except Exception:  # said by every wait_ready, never swallowed
             self.load_error = traceback.format_exc().strip().splitlines()[-1]
         finally:
+            self.compiling = False
             self._loaded.set()
+            self._answerable.set()
+
+    def _progress(self, text: str) -> None:
+        """Hand a line about the building to on_progress."""
+        if self.on_progress is not None:
+            self.on_progress(text)
+
+    def _kept(self, **values: object) -> bool:
+        """While a first start compiles the kernels, record settings (attribute: value) for the
+        building to carry out; whether they were (else the caller carries them out now)."""
+        with self._lock:
+            if not self.compiling or self._loaded.is_set():
+                return False
+            for name, value in values.items():
+                setattr(self, name, value)
+            return True
+
+    def wait_answerable(self) -> bool:
+        """Block until the engine can answer a `go`: built (True, having said what wait_ready says),
+        or compiling on a first start (False at once: moves then come from the quick search)."""
+        self._answerable.wait()
+        if self.compiling:
+            return False
+        return self.wait_ready()
 
     def wait_ready(self) -> bool:
         """Block until the engine is built; whether it was (after saying, once, how it was built
@@ -243,8 +299,16 @@ class Engine:
              on_bestmove: Optional[BestMoveCallback], use_book: bool, stop: threading.Event) -> None:
         """The search thread: play from the book or search, then report exactly one move."""
         move, ponder = self._book_move(board, limits) if use_book and self.book is not None else (None, None)
-        self._loaded.wait()
-        if move is None and self.load_error is None:  # an engine that failed to load said so (wait_ready)
+        self._answerable.wait()
+        if move is None and self.compiling:
+            # A first start still compiling the kernels: a move from the quick search, within the time.
+            from garfish.engine.quick import quick_move
+            from garfish.engine.timeman import time_budget
+
+            optimum, _ = time_budget(limits, board.turn)
+            self._say("the engine's kernels are still compiling (first start): a move from a quick search")
+            move = quick_move(board, optimum if optimum is not None else QUICK_SECONDS)
+        elif move is None and self._loaded.wait() and self.load_error is None:  # a failed load said so
             try:
                 result = self.search(board, limits, on_info, stop)
                 move, ponder = result.move, result.ponder
@@ -337,7 +401,7 @@ class Engine:
     def new_game(self) -> None:
         """Forget everything learned: the table and every searcher's histories."""
         self.wait()
-        if self._built() is None:
+        if self.compiling or self._built() is None:  # compiling: nothing learned yet
             return
         assert self.tt is not None and self.searcher is not None
         if self.helpers is not None:
@@ -347,14 +411,14 @@ class Engine:
 
     def clear_hash(self) -> None:
         """Empty the transposition table."""
-        if self._built() is not None:
+        if not self.compiling and self._built() is not None:
             assert self.tt is not None
             self.tt.clear()
 
     def set_hash(self, megabytes: int) -> None:
         """Resize (and so clear) the transposition table; without the memory, keep the old one
         (EngineError says so)."""
-        if self._built() is None:
+        if self._kept(hash_mb=megabytes) or self._built() is None:
             return
         assert self.tt is not None
         try:
@@ -370,11 +434,18 @@ class Engine:
         """Search with this many processes: threads - 1 helpers (engine.smp) on a table in shared
         memory, or none and a private table for 1; the table is cleared. Without the memory or the
         processes, EngineError, and the engine searches as before."""
+        if self._kept(_threads_wanted=threads) or self._built() is None:
+            return
+        self._start_threads(threads)
+
+    def _start_threads(self, threads: int) -> None:
+        """set_threads's work on a built engine."""
         from garfish.engine.smp import HelperPool
         from garfish.engine.tt import TranspositionTable
 
-        searcher = self._built()
-        if searcher is None or threads == self.threads:
+        searcher = self.searcher
+        assert searcher is not None
+        if threads == self.threads:
             return
         before, old_pool, old_tt = self.threads, self.helpers, self.tt
         assert old_tt is not None
@@ -403,6 +474,8 @@ class Engine:
         from garfish.engine.evalfile import load_evaluator
         from garfish.engine.network import NetworkError
 
+        if self._kept(eval_file=value):
+            return f"EvalFile {value}, once the engine is built"
         searcher = self._built()
         if searcher is None or value == self.eval_file:
             return self.evaluation
@@ -439,11 +512,16 @@ class Engine:
     def set_syzygy_path(self, path: str) -> Optional[Tablebases]:
         """Probe the Syzygy tables of these folders (separated by os.pathsep; "" for none); folders
         that cannot serve keep the previous tables (EngineError says why). Returns the tables."""
+        if self._kept(_syzygy_wanted=path) or self._built() is None:
+            return None
+        return self._open_tables(path)
+
+    def _open_tables(self, path: str) -> Optional[Tablebases]:
+        """set_syzygy_path's work on a built engine."""
         from garfish.engine.syzygy import TablebaseError, Tablebases
 
-        searcher = self._built()
-        if searcher is None:
-            return None
+        searcher = self.searcher
+        assert searcher is not None
         old = self.tablebase
         tablebase = None
         if path:

@@ -30,7 +30,8 @@ import numpy as np
 from numba import njit
 
 from garfish.engine.bits import (
-    KING_ATTACKS, KNIGHT_ATTACKS, ONE, PAWN_ATTACKS, U64, ZERO, bishop_attacks, entry_point, lsb, msb, rook_attacks,
+    KING_ATTACKS, KNIGHT_ATTACKS, NONE_YET, ONE, PAWN_ATTACKS, U64, ZERO, bishop_attacks, entry_point, lsb, msb,
+    rook_attacks,
 )
 from garfish.engine.captures import (
     ATTACKER_SHIFT, CODE_MASK, GOOD_BIT, PROMOTION_BITS, TYPE_MASK, VICTIM_SHIFT, quiescence_list_kernel, quiet_checks_kernel,
@@ -59,6 +60,9 @@ FRAMES = MAX_PLY + 2  # rows of the work arrays: one per quiescence ply, and one
 F_TURN, F_EP, F_PACKED, F_ALPHA, F_BETA, F_CHECKS, F_BEST, F_STAND, F_COUNT, F_NEXT, F_STAGE = range(11)
 FRAME_FIELDS = 11
 NO_RESULT = INF + 1  # no score yet: a node whose moves are still to be searched
+# Rows of the state as typed values, not literals (a literal argument compiles a callee again: engine.bits.NONE_YET).
+ROOT_ROW = NONE_YET  # the subtree's root
+SPARE_ROW = np.int64(FRAMES - 1)  # leaf_kernel's parent, made into the root
 
 BITBOARDS = "uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean"
 
@@ -411,12 +415,11 @@ def leaf_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, tur
     the child's flags say the move is illegal (ILLEGAL_FLAG) or gives check (IN_CHECK_FLAG: the main
     search extends it), else it searches the child's quiescence subtree as quiescence_kernel does
     (alpha, beta and ply the child's)."""
-    spare = FRAMES - 1
-    state[spare, PAWNS], state[spare, KNIGHTS], state[spare, BISHOPS] = pawns, knights, bishops
-    state[spare, ROOKS], state[spare, QUEENS], state[spare, KINGS] = rooks, queens, kings
-    state[spare, BLACK], state[spare, WHITE] = black, white
-    child_ep = _make(state, spare, 0, turn, ep, code)
-    packed = _evaluate(state, 0, not turn, use_network, weights, params, accumulators, slot + 1)
+    state[SPARE_ROW, PAWNS], state[SPARE_ROW, KNIGHTS], state[SPARE_ROW, BISHOPS] = pawns, knights, bishops
+    state[SPARE_ROW, ROOKS], state[SPARE_ROW, QUEENS], state[SPARE_ROW, KINGS] = rooks, queens, kings
+    state[SPARE_ROW, BLACK], state[SPARE_ROW, WHITE] = black, white
+    child_ep = _make(state, SPARE_ROW, ROOT_ROW, turn, ep, code)
+    packed = _evaluate(state, ROOT_ROW, not turn, use_network, weights, params, accumulators, slot + 1)
     if packed & (ILLEGAL_FLAG | IN_CHECK_FLAG):
         return 0, 0, 0, packed
     _start(frames, not turn, child_ep, packed, alpha, beta, checks)

@@ -1,17 +1,21 @@
-"""The first start: Numba compiles the kernels in two processes at once, so that it fits a client's timeout.
+"""The first start: the Numba kernels are compiled in child processes, so that the engine answers at once.
 
-Importing the engine compiles its Numba kernels (explicit signatures, `cache=True`): about 8 s of
-CPU on the project's 2-core machine when nothing is cached (twice that on one half as fast), against
-python-chess's 10 s and Cute Chess's 15 s wait for `readyok`; later starts load them from the cache
-in a fraction of a second. Each kernel is compiled once (tests/test_warmup.py): Numba compiles a
-callee again for every literal argument, so constant arguments are passed as int64 values. On a
-first start, `load_kernels` has a second Python process compile the evaluation's kernels (engine.evaluate and
-engine.nnue, about half the work) into the cache while this one compiles the search's (checks,
-SEE, Zobrist, the capture lists, the TT's store); it then imports the evaluation's from the cache
-and compiles the quiescence search (engine.qsearch), which calls both.
-With the cache warm it does what an import does; a cache left by other sources (an upgrade keeps
-the old version's files) counts as cold, as Numba compiles everything again for it. This module
-imports no kernel itself.
+Importing the engine compiles its Numba kernels (explicit signatures, `cache=True`): about 20 s of
+CPU on the project's 2-core machine when nothing is cached, against python-chess's 10 s and Cute
+Chess's 15 s wait for `readyok`; later starts load them from the cache in a second or two. Each
+kernel is compiled once (tests/test_warmup.py): Numba compiles a callee again for every literal
+argument, so constant arguments are passed as int64 values.
+
+On a first start (kernels_cached() is False) compile_kernels has child processes do it, never the
+engine's own process, whose threads must go on answering the GUI: one compiles the search's kernels
+(checks, SEE, Zobrist, the capture lists, the TT's store) while another compiles the evaluation's
+(engine.evaluate and engine.nnue, about half the work); then one compiles the quiescence search
+(engine.qsearch), which calls both. Numba caches each kernel as soon as it is compiled, so a start
+killed half-way leaves what it compiled for the next. Engines that start cold together (a
+tournament manager's first round) compile once: the first takes a lock in the cache folder, the
+others wait for it and then find the cache warm. load_kernels then imports every module, from the
+cache. A cache left by other sources (an upgrade keeps the old version's files) counts as cold, as
+Numba compiles everything again for it. This module imports no kernel itself.
 """
 
 from __future__ import annotations
@@ -22,18 +26,19 @@ import pickle
 import subprocess
 import sys
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Optional
+from typing import IO, TYPE_CHECKING, Optional
 
 if TYPE_CHECKING:
     from numba.core.caching import _CacheLocator
 
-EVALUATION_MODULES = ("garfish.engine.evaluate", "garfish.engine.nnue")  # compiled by the second process
-SEARCH_MODULES = ("garfish.engine.checks", "garfish.engine.see", "garfish.engine.zobrist",  # ... and this one
+EVALUATION_MODULES = ("garfish.engine.evaluate", "garfish.engine.nnue")  # compiled by one child process ...
+SEARCH_MODULES = ("garfish.engine.checks", "garfish.engine.see", "garfish.engine.zobrist",  # ... these by another
                   "garfish.engine.captures", "garfish.engine.tt")
-# ... and then this one the quiescence search, which calls the kernels of both
-QUIESCENCE_MODULES = ("garfish.engine.qsearch",)
-PROBE_KERNEL = "nnue.network_update_kernel"  # its index file in Numba's cache says the cache is warm
-HELPER_TIMEOUT = 300.0  # seconds the second process may take before this one compiles on its own
+QUIESCENCE_MODULES = ("garfish.engine.qsearch",)  # ... and then these, which call both
+# Their index files in Numba's cache, fresh for the sources as they are, say the cache is warm.
+PROBE_KERNELS = (("nnue.py", "nnue.network_update_kernel"), ("qsearch.py", "qsearch.leaf_kernel"))
+COMPILE_TIMEOUT = 600.0  # seconds a child process may take before this one compiles on its own
+LOCK_NAME = "garfish-compile.lock"  # in the cache folder: one engine compiles at a time
 
 
 def _locator(source: str) -> Optional[_CacheLocator]:
@@ -70,36 +75,87 @@ def _fresh_index(path: str, stamp: object) -> bool:
 
 
 def kernels_cached() -> bool:
-    """Whether the network's kernels are in the cache, fresh for the sources as they are now."""
-    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nnue.py")
-    try:
-        locator = _locator(source)
-        if locator is None:
+    """Whether the kernels are in the cache, fresh for the sources as they are now (both the
+    network's and the quiescence search's, the last compiled)."""
+    folder = os.path.dirname(os.path.abspath(__file__))
+    for source_name, kernel in PROBE_KERNELS:
+        try:
+            locator = _locator(os.path.join(folder, source_name))
+            if locator is None:
+                return True
+            cache, stamp = str(locator.get_cache_path()), locator.get_source_stamp()
+        except Exception:  # Numba's locators are internal: when they change, take the plain path
             return True
-        folder, stamp = str(locator.get_cache_path()), locator.get_source_stamp()
-    except Exception:  # Numba's locators are internal: when they change, take the plain path
-        return True
-    return any(_fresh_index(path, stamp)
-               for path in glob.glob(os.path.join(glob.escape(folder), f"{PROBE_KERNEL}-*.nbi")))
+        if not any(_fresh_index(path, stamp) for path in glob.glob(os.path.join(glob.escape(cache), f"{kernel}-*.nbi"))):
+            return False
+    return True
+
+
+def _compile_lock() -> Optional[IO[bytes]]:
+    """Hold the compile lock of the cache folder (blocking until the engine holding it is done);
+    the open lock file, to close when done, or None where there is no such lock (no fcntl, no
+    writable cache folder)."""
+    try:
+        import fcntl
+    except ImportError:
+        return None
+    try:
+        locator = _locator(os.path.join(os.path.dirname(os.path.abspath(__file__)), "nnue.py"))
+        if locator is None:
+            return None
+        locator.ensure_cache_path()
+        handle = open(os.path.join(str(locator.get_cache_path()), LOCK_NAME), "ab")
+    except Exception:  # no cache folder to lock in: each engine compiles for itself
+        return None
+    fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+    return handle
+
+
+def _run_children(groups: tuple[tuple[str, ...], ...]) -> bool:
+    """Import each group of modules in a child process of its own, all at once; whether they all
+    finished well within COMPILE_TIMEOUT (a child that fails or hangs is ended)."""
+    children = []
+    for modules in groups:
+        code = "; ".join(f"import {name}" for name in modules)
+        try:
+            children.append(subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL,
+                                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        except OSError:
+            return False
+    good = True
+    for child in children:
+        try:
+            good = child.wait(COMPILE_TIMEOUT) == 0 and good
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+            good = False
+    return good
+
+
+def compile_kernels() -> None:
+    """Fill the cache with every kernel, compiled in child processes (see the module's
+    description); a no-op when another engine did it while this one waited for the lock. What a
+    child could not compile, the import in this process compiles."""
+    lock = _compile_lock()
+    try:
+        if kernels_cached():
+            return
+        if _run_children((SEARCH_MODULES, EVALUATION_MODULES)):
+            _run_children((QUIESCENCE_MODULES,))
+    finally:
+        if lock is not None:
+            lock.close()
+
+
+def import_kernels() -> None:
+    """Import the kernel modules (from the cache when it is warm, else compiling here)."""
+    for name in SEARCH_MODULES + EVALUATION_MODULES + QUIESCENCE_MODULES:
+        __import__(name)
 
 
 def load_kernels() -> None:
-    """Import the kernel modules: from the cache, or compiled in two processes when nothing is cached."""
-    helper = None
+    """Import the kernel modules: from the cache, compiled first in child processes when it is cold."""
     if not kernels_cached():
-        code = "; ".join(f"import {name}" for name in EVALUATION_MODULES)
-        try:
-            helper = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL,
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        except OSError:
-            helper = None  # no second process: compile everything here
-    for name in SEARCH_MODULES:
-        __import__(name)
-    if helper is not None:
-        try:
-            helper.wait(HELPER_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            helper.kill()
-            helper.wait()
-    for name in EVALUATION_MODULES + QUIESCENCE_MODULES:
-        __import__(name)
+        compile_kernels()
+    import_kernels()

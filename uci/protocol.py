@@ -191,7 +191,7 @@ class UciEngine:
         self.out_lock = threading.Lock()
         self.board = chess.Board()
         self.debug = False
-        self.engine = Engine(load=False, on_message=self.info)
+        self.engine = Engine(load=False, on_message=self.info, on_progress=self.progress)
         self.options = UciOptions(self.engine, self.info, self.set_chess960)
         self.commands: dict[str, Callable[[list[str]], Optional[bool]]] = {
             "uci": self.cmd_uci,
@@ -224,12 +224,22 @@ class UciEngine:
         """Send an `info string` line."""
         self.send("info string " + " ".join(text.split("\n")))
 
+    @staticmethod
+    def progress(text: str) -> None:
+        """A line about the engine's building (a first start compiles): to stderr, where GUIs log it."""
+        try:
+            print(text, file=sys.stderr, flush=True)
+        except (OSError, ValueError):
+            pass  # no stderr to write to
+
     def ready(self) -> bool:
-        """Block until the engine is built (it says how it was built otherwise than asked, or why
-        it could not be); whether it was. The options then show the settings it was built with."""
-        ready = self.engine.wait_ready()
-        self.options.follow_engine()
-        return ready
+        """Block until the engine can answer a `go`: built (it says how it was built otherwise than
+        asked, or why it could not be; the options then show the settings it was built with), or
+        compiling its kernels on a first start (moves meanwhile from a quick search); whether built."""
+        built = self.engine.wait_answerable()
+        if built:
+            self.options.follow_engine()
+        return built
 
     @property
     def chess960(self) -> bool:
@@ -404,7 +414,7 @@ class UciEngine:
 
     def cmd_eval(self, args: list[str]) -> None:
         """Print the static evaluation of the current position, and which evaluation gave it."""
-        if self.ready():
+        if self.engine.wait_ready():
             score = self.engine.evaluate(self.board)
             white = score if self.board.turn == chess.WHITE else -score
             self.send(f"info string eval {score} cp (side to move), {white} cp (white), by {self.engine.evaluation}")
@@ -413,7 +423,7 @@ class UciEngine:
         """Run the bench and print its node count."""
         self.engine.wait()
         depth = int(args[0]) if args and args[0].isdigit() else None
-        if self.ready():
+        if self.engine.wait_ready():
             from garfish.uci.tools import print_bench
 
             print_bench(depth, self.send, evaluator=self.engine.evaluator)

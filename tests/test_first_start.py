@@ -1,0 +1,87 @@
+"""A first start answers at once: while the kernels compile (engine.warmup, in child processes), the
+engine says so on stderr, answers `readyok`, plays legal moves from the quick search (engine.quick)
+within their time, and keeps the settings it is given for when it is built."""
+
+from __future__ import annotations
+
+import threading
+from typing import Iterator
+
+import chess
+import pytest
+
+import garfish.engine.warmup as warmup
+from garfish.engine.quick import quick_move
+from test_uci_engine import Session, bestmoves, errors
+
+THREAD_TIMEOUT = 120.0  # seconds a test waits for the building it released (a guard, not a measure)
+
+
+@pytest.fixture
+def compiling(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
+    """Engines started now find the cache cold and 'compile' until the event is set (the kernels
+    are in fact cached, so that the building then takes its usual second)."""
+    done = threading.Event()
+    monkeypatch.setattr(warmup, "kernels_cached", lambda: False)
+    monkeypatch.setattr(warmup, "compile_kernels", lambda: done.wait(THREAD_TIMEOUT))
+    yield done
+    done.set()
+
+
+def test_a_first_start_answers_and_plays_while_it_compiles(compiling: threading.Event) -> None:
+    session = Session()
+    try:
+        assert session.send("uci")[-1] == "uciok"
+        assert session.send("isready") == ["readyok"]  # not after the compile: at once
+        assert session.engine.engine.compiling
+        lines = session.send("position startpos moves e2e4", "go movetime 200")
+        assert any("still compiling" in line and "quick search" in line for line in lines), lines
+        assert chess.Move.from_uci(bestmoves(lines)[0]) in chess.Board("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR "
+                                                                         "b KQkq - 0 1").legal_moves
+        # Settings given while compiling are kept, then carried out once the engine is built.
+        assert not errors(session.send("setoption name Hash value 2", "setoption name EvalFile value <classic>",
+                                       "setoption name Threads value 2", "ucinewgame", "setoption name Clear Hash"))
+        assert session.engine.engine.searcher is None
+        compiling.set()
+        assert session.engine.engine.wait_ready()  # the building, once the compile is done
+        assert session.send("isready") == ["readyok"]
+        engine = session.engine.engine
+        assert not engine.compiling and engine.searcher is not None
+        assert engine.tt is not None and engine.tt.megabytes == 2 and engine.evaluator is None
+        assert engine.helpers is not None and engine.helpers.count == 1
+        session.engine.handle("go depth 3")
+        assert engine.wait_done(THREAD_TIMEOUT)  # to its end: Session.send would stop it
+        lines = session.output()
+        assert any(line.startswith("info depth 3") for line in lines) and not any("quick" in line for line in lines)
+    finally:
+        session.engine.handle("quit")
+
+
+def test_go_infinite_while_compiling_waits_for_stop(compiling: threading.Event) -> None:
+    session = Session()
+    try:
+        session.send("isready")
+        early = session.go_until_held("go infinite")
+        assert not bestmoves(early), early  # UCI: no bestmove before stop, quick search or not
+        assert len(bestmoves(early + session.send("stop"))) == 1
+    finally:
+        session.engine.handle("quit")
+
+
+@pytest.mark.parametrize(("fen", "best"), [
+    ("6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1", "a1a8"),  # mate in one
+    ("4k3/8/8/3q4/4P3/8/8/4K3 w - - 0 1", "e4d5"),  # a free queen
+    ("k7/8/1K6/8/8/8/8/2Q5 w - - 0 1", "c1c8"),  # mate, where Qc7 would stalemate
+])
+def test_the_quick_search_takes_what_is_free_and_mates(fen: str, best: str | None) -> None:
+    board = chess.Board(fen)
+    move = quick_move(board, 0.5, max_depth=4)
+    assert move is not None and move in board.legal_moves
+    if best is not None:
+        assert move == chess.Move.from_uci(best)
+    board.push(move)
+    assert not board.is_stalemate()
+
+
+def test_the_quick_search_has_nothing_to_play_in_mate_or_stalemate() -> None:
+    assert quick_move(chess.Board("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1"), 0.1) is None

@@ -4,59 +4,20 @@ Squares are numbered as in python-chess (a1 = 0, h8 = 63). Every bitboard is a
 `uint64`; the kernels never mix it with signed integers. The helpers here are
 `@njit(cache=True)`, so each kernel that uses them compiles them in.
 Under `NUMBA_DISABLE_JIT=1` the bit intrinsics fall back to plain Python.
-Every kernel module imports this one first, so it also chooses where the
-compiled kernels are cached (numba_cache_dir) before any kernel is compiled.
+Every kernel module imports this one first, and this one engine.numbacache, which chooses where
+the compiled kernels are cached before any kernel is compiled.
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
-from pathlib import Path
-from typing import Callable, Mapping, Optional
+from typing import Callable
 
 import numpy as np
 from numba import config, njit, types
 from numba.extending import intrinsic
 
+import garfish.engine.numbacache  # noqa: F401 (where Numba caches: chosen before any kernel is compiled)
 
-def numba_cache_dir(package: Path, env: Mapping[str, str], uid: int) -> Optional[str]:
-    """Where Numba should cache compiled kernels, or None to keep its default.
-
-    Numba caches beside the sources when it can write there (an editable or
-    user install), else in ~/.cache/numba; with neither writable (a read-only
-    install run by a user without a home) it cannot cache and fails. So when
-    the package folder is read-only, choose a writable folder ourselves.
-    """
-    if env.get("NUMBA_CACHE_DIR"):
-        return None
-    pycache = package / "__pycache__"
-    if os.access(pycache if pycache.exists() else package, os.W_OK):
-        return None
-    candidates = []
-    base = env.get("XDG_CACHE_HOME") or (str(Path(env["HOME"]) / ".cache") if env.get("HOME") else "")
-    if base:
-        candidates.append(Path(base) / "garfish" / "numba")
-    candidates.append(Path(tempfile.gettempdir()) / f"garfish-numba-{uid}")
-    for folder in candidates:
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            with tempfile.TemporaryFile(dir=folder):
-                pass
-            return str(folder)
-        except OSError:
-            continue
-    return None
-
-
-# A read-only install caches in a writable folder: set in Numba's config, which its
-# cache reads when each @njit below and in the kernel modules is decorated (os.environ
-# is left alone).
-_cache_dir = numba_cache_dir(Path(__file__).resolve().parent, os.environ,
-                             os.getuid() if hasattr(os, "getuid") else 0)
-if _cache_dir is not None:
-    # Numba makes its settings at run time (numba.core.config.reload_config): no type checker sees them.
-    setattr(config, "CACHE_DIR", _cache_dir)
 
 U64 = np.uint64
 ZERO = np.uint64(0)

@@ -197,6 +197,16 @@ class Engine:
         if self.on_progress is not None:
             self.on_progress(text)
 
+    def _settle(self, **values: object) -> Optional[Searcher]:
+        """The main searcher, to carry a setting out on now; None when there is none: a first start
+        still compiling the kernels (the values, attribute: value, are then kept for the building)
+        or an engine that could not be built (wait_ready said why). Waits only for the engine to be
+        answerable, never for a compile."""
+        self._answerable.wait()
+        if self._kept(**values):
+            return None
+        return self._built()
+
     def _kept(self, **values: object) -> bool:
         """While a first start compiles the kernels, record settings (attribute: value) for the
         building to carry out; whether they were (else the caller carries them out now)."""
@@ -401,7 +411,7 @@ class Engine:
     def new_game(self) -> None:
         """Forget everything learned: the table and every searcher's histories."""
         self.wait()
-        if self.compiling or self._built() is None:  # compiling: nothing learned yet
+        if self._settle() is None:  # compiling: nothing learned yet
             return
         assert self.tt is not None and self.searcher is not None
         if self.helpers is not None:
@@ -411,14 +421,14 @@ class Engine:
 
     def clear_hash(self) -> None:
         """Empty the transposition table."""
-        if not self.compiling and self._built() is not None:
+        if self._settle() is not None:
             assert self.tt is not None
             self.tt.clear()
 
     def set_hash(self, megabytes: int) -> None:
         """Resize (and so clear) the transposition table; without the memory, keep the old one
         (EngineError says so)."""
-        if self._kept(hash_mb=megabytes) or self._built() is None:
+        if self._settle(hash_mb=megabytes) is None:
             return
         assert self.tt is not None
         try:
@@ -434,7 +444,7 @@ class Engine:
         """Search with this many processes: threads - 1 helpers (engine.smp) on a table in shared
         memory, or none and a private table for 1; the table is cleared. Without the memory or the
         processes, EngineError, and the engine searches as before."""
-        if self._kept(_threads_wanted=threads) or self._built() is None:
+        if self._settle(_threads_wanted=threads) is None:
             return
         self._start_threads(threads)
 
@@ -474,9 +484,7 @@ class Engine:
         from garfish.engine.evalfile import load_evaluator
         from garfish.engine.network import NetworkError
 
-        if self._kept(eval_file=value):
-            return f"EvalFile {value}, once the engine is built"
-        searcher = self._built()
+        searcher = self._settle(eval_file=value)
         if searcher is None or value == self.eval_file:
             return self.evaluation
         try:
@@ -512,7 +520,7 @@ class Engine:
     def set_syzygy_path(self, path: str) -> Optional[Tablebases]:
         """Probe the Syzygy tables of these folders (separated by os.pathsep; "" for none); folders
         that cannot serve keep the previous tables (EngineError says why). Returns the tables."""
-        if self._kept(_syzygy_wanted=path) or self._built() is None:
+        if self._settle(_syzygy_wanted=path) is None:
             return None
         return self._open_tables(path)
 

@@ -12,6 +12,10 @@ with the better line as a variation, the players' figures in a comment before th
 game that cannot be read as written (an illegal move, an unknown variant, a broken header) is
 reported (which game, which move, why) and copied to the output as it was, not analysed.
 
+A test suite (SUITE.epd or .fen, or a file whose first line is a position) is analysed as one-move
+games: each position (FEN, SetUp 1) with its first `bm` played, Event its `id`. A position without bm
+has no move played to judge: it is reported and copied unanalysed.
+
 Resuming: beside OUT.pgn the tool keeps OUT.pgn.analyse, the run's settings on its first line and
 then a JSON line per game written right after the game went into the PGN, with the PGN's size after
 it. The same command with --resume continues an interrupted run: the games the journal records stay,
@@ -78,6 +82,7 @@ class GameText:
     number: int
     line: int
     text: str
+    skip: Optional[str] = None  # why the game is copied without analysis (a suite's position with no bm)
 
 
 class ReportingBuilder(chess.pgn.GameBuilder):
@@ -128,6 +133,75 @@ def read_text(path: Path) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
         return data.decode("latin-1")
+
+
+POSITION_SUFFIXES = (".epd", ".fen")
+NO_BM = "no bm: no move played to judge"
+
+
+def is_positions(path: Path, text: str) -> bool:
+    """Whether the input is a test suite (EPD or FEN lines): by its extension, else by its first line that
+    is not blank or a comment ('#', '%'), which then reads as EPD or FEN and is no PGN header."""
+    if path.suffix.lower() in POSITION_SUFFIXES:
+        return True
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith(("#", "%")):
+            continue
+        if line.startswith("["):
+            return False
+        try:
+            read_position(line)
+        except ValueError:
+            return False
+        return True
+    return False
+
+
+def read_position(line: str) -> tuple[chess.Board, dict[str, Any]]:
+    """A board and its EPD operations from an EPD line or a FEN (with its move counters) (ValueError)."""
+    parts = line.split()
+    if len(parts) >= 6 and parts[4].isdigit() and parts[5].isdigit():  # a FEN's counters, then any operations
+        board, ops = chess.Board.from_epd(" ".join(parts[:4] + parts[6:]))
+        board.halfmove_clock, board.fullmove_number = int(parts[4]), max(1, int(parts[5]))
+        return board, ops
+    return chess.Board.from_epd(line)
+
+
+def split_positions(text: str, name: str, limit: int = 0) -> list[GameText]:
+    """The positions of a test suite as one-move games (the first `limit` when limit > 0): the position
+    (FEN, SetUp), its first `bm` played, Event its `id` (else 'NAME position N'), Site the file's name, the
+    side to move named after the suite (NAME) and the other '?'. A position with no bm, and a line that is
+    not a position, are games to copy unanalysed, with the reason."""
+    games: list[GameText] = []
+    suite = Path(name).stem
+    for number, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith(("#", "%")):
+            continue
+        if limit and len(games) >= limit:
+            break
+        game = chess.pgn.Game()
+        game.headers["Site"] = name
+        skip = None
+        try:
+            board, ops = read_position(line)
+        except ValueError as exc:
+            game.headers["Event"] = f"{suite} line {number}"
+            game.comment = line
+            skip = f"not a position: {exc}"
+        else:
+            game.headers["Event"] = str(ops.get("id") or f"{suite} position {len(games) + 1}")
+            game.headers["White" if board.turn == chess.WHITE else "Black"] = suite
+            game.setup(board)
+            best = ops.get("bm")
+            if best:
+                game.add_main_variation(best[0])
+            else:
+                skip = NO_BM
+        text_of = game.accept(chess.pgn.StringExporter(headers=True, variations=True, comments=True))
+        games.append(GameText(len(games) + 1, number, text_of, skip))
+    return games
 
 
 def parse_game(text: str) -> chess.pgn.Game:
@@ -556,7 +630,8 @@ def build_parser() -> argparse.ArgumentParser:
     """Command-line arguments of `garfish analyse`."""
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("games", type=Path, metavar="GAMES.pgn", help="the games to analyse")
+    parser.add_argument("games", type=Path, metavar="GAMES.pgn",
+                        help="the games to analyse, or a test suite (.epd/.fen): each position with its bm as a game")
     parser.add_argument("-o", "--output", type=Path, metavar="OUT.pgn",
                         help="the annotated games (default: GAMES.analysed.pgn beside the input)")
     add_search_arguments(parser, "search")
@@ -597,7 +672,9 @@ def main(argv: Optional[list[str]] = None) -> int:
         config = build_config(args)
         if out.resolve() == args.games.resolve():
             raise ValueError("the output must not be the input file")
-        texts = split_games(read_text(args.games), args.limit)
+        source = read_text(args.games)
+        texts = (split_positions(source, args.games.name, args.limit) if is_positions(args.games, source)
+                 else split_games(source, args.limit))
         if not texts:
             raise ValueError(f"no games in '{args.games}'")
         settings = {"format": JOURNAL_FORMAT, "input": file_digest(args.games), "engine": config.spec.argv,
@@ -627,6 +704,9 @@ def run(args: argparse.Namespace, config: EpdConfig, texts: list[GameText], outp
     todo: list[GameText] = []
     plies_of: dict[int, int] = {}
     for text in texts[len(done):]:
+        if text.skip:
+            waiting[text.number] = GameResult(text.number, error=text.skip)
+            continue
         try:
             plies_of[text.number] = sum(1 for _ in parse_game(text.text).mainline_moves())
         except GameError as exc:

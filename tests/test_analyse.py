@@ -334,3 +334,34 @@ def test_usage_errors(games_file: Path) -> None:
     assert done.returncode == 2 and "--nodes must be at least 1" in done.stderr
     done = run_analyse(str(games_file), "--nodes", "10", "-o", str(games_file))
     assert done.returncode == 2 and "must not be the input" in done.stderr
+
+
+# A test suite: two positions with a best move (a mate in one, and WAC's Nf5 that Garfish finds), one without.
+SUITE = """\
+6k1/5ppp/8/8/8/2q5/r4PPP/3R2K1 w - - bm Rd8#; id "mate.1";
+r1b1k2r/ppppnppp/2n2q2/2b5/3NP3/2P1B3/PP3PPP/RN1QKB1R w KQkq - bm Nf5; id "nf5";
+rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1
+"""
+
+
+def test_a_suite_s_positions_are_one_move_games_with_the_best_move_unmarked(tmp_path: Path) -> None:
+    source = tmp_path / "suite.epd"
+    source.write_text(SUITE)
+    out = tmp_path / "out.pgn"
+    done = run_analyse(str(source), "-o", str(out), "--nodes", str(NODES))
+    assert done.returncode == 0, done.stderr
+    games = read_games(out)
+    assert [game.headers["Event"] for game in games] == ["mate.1", "nf5", "suite position 3"]
+    for game, line in zip(games, SUITE.splitlines()):
+        board, ops = analyse.read_position(line)
+        assert game.headers["SetUp"] == "1" and game.board().epd() == board.epd()
+        assert [move for move in game.mainline_moves()] == ops.get("bm", [])[:1]
+    assert all(not node.nags for game in games[:2] for node in game.mainline())  # a suite's best move is no mistake
+    assert games[1].next().eval() is not None and games[1].headers["White"] == "suite"
+    assert "game 3 (line 3): no bm: no move played to judge" in done.stderr
+    assert "Not analysed (1): games 3" in done.stdout
+    same = tmp_path / "suite.txt"  # recognised by its content as well
+    same.write_text(SUITE)
+    again = run_analyse(str(same), "-o", str(tmp_path / "again.pgn"), "--nodes", str(NODES))
+    assert again.returncode == 0, again.stderr
+    assert (tmp_path / "again.pgn").read_text() == out.read_text().replace('"suite.epd"', '"suite.txt"')

@@ -162,7 +162,8 @@ def test_stop_latency_times_each_stop_at_each_setting() -> None:
 def test_first_start_plays_a_move_through_python_chess() -> None:
     proc = run_script("first_start.py", "--runs", "1", "--warm", timeout=900)
     assert proc.returncode == 0, proc.stderr
-    assert re.search(r"^run 1 engine 1: uciok [\d.]+ s, move [\d.]+ s$", proc.stdout, re.M), proc.stdout
+    assert re.search(r"^run 1 engine 1: uciok [\d.]+ s, move [\d.]+ s \(play [\d.]+ s\)$", proc.stdout, re.M), \
+        proc.stdout
     assert re.search(r"^1 engine\(s\) at once, 0 busy process\(es\) beside, warm cache, 1 runs: .* 0 failed$",
                      proc.stdout, re.M), proc.stdout
 

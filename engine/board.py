@@ -169,6 +169,12 @@ class SearchBoard(chess.Board):
             return None
         return packed
 
+    def slot(self) -> int:
+        """The position's ply from the search's root, where a NetworkBoard keeps its accumulators: the
+        depth of the undo list, or of python-chess's move stack on a Chess960 board, whose moves
+        python-chess makes."""
+        return len(self._undo or self.move_stack)
+
     def evaluate_packed(self) -> int:
         """evaluate_kernel's packed result for the position, as push_legal returns it."""
         return evaluate_packed(self)

@@ -336,11 +336,6 @@ class NetworkBoard(SearchBoard):
         self.state = np.zeros((STATE_PLIES, 2 * evaluator.network.hidden + 16), dtype=np.int32)
         return self
 
-    def slot(self) -> int:
-        """The slot of the position's accumulators in state: its ply (the depth of the undo list, or of
-        python-chess's move stack on a Chess960 board, whose moves python-chess makes)."""
-        return len(self._undo or self.move_stack)
-
     def push_legal(self, move: chess.Move) -> Optional[int]:
         """SearchBoard.push_legal with the network's evaluation. (The kernel is called here as in
         evaluate_packed, not through it: a Python call less per node.)"""

@@ -44,7 +44,7 @@ _quiescence = quiescence_entry
 _leaf = leaf_entry
 
 if TYPE_CHECKING:
-    from garfish.engine.nnue import NetworkBoard, NetworkEvaluator
+    from garfish.engine.nnue import NetworkEvaluator
     from garfish.engine.syzygy import Tablebases
 
 POLL_INTERVAL = 256        # nodes between checks of the clock and the stop flag ...
@@ -194,8 +194,11 @@ class Searcher:
         self.skip = skip
         self.publish_nodes = publish_nodes
         self.history = History()
-        self._work = QuiescenceWork()  # the quiescence kernel's work arrays (engine.qsearch)
-        self._network: Optional[NetworkBoard] = None  # the running search's board, when it evaluates with a network
+        self._work = QuiescenceWork()  # the quiescence kernels' work arrays (engine.qsearch) ...
+        self._work_arrays = (self._work.state, self._work.frames, self._work.lists)  # ... as they take them
+        # What the quiescence kernels evaluate with: whether a network, its weights, parameters and the
+        # search board's accumulators (stand-ins of the right types for the hand-written evaluation).
+        self._evaluation: tuple = (False, self._work.no_weights, self._work.no_params, self._work.no_accumulators)
         self._own_stop = threading.Event()  # the stop flag of searches whose caller passes none
         self.stop_event: StopFlag = self._own_stop  # the running search's stop flag
         self.nodes = 0
@@ -278,11 +281,13 @@ class Searcher:
         self.barrier = 0
         # The root's board evaluates every position the search makes (push_legal, evaluate_packed).
         root: SearchBoard
+        work = self._work
         if self.evaluator is None:
             root = SearchBoard.from_board(board)
-            self._network = None
+            self._evaluation = (False, work.no_weights, work.no_params, work.no_accumulators)
         else:
-            root = self._network = self.evaluator.search_board(board)
+            root = network = self.evaluator.search_board(board)
+            self._evaluation = (True, network.weights, network.params, network.state)
 
         legal = list(root.legal_moves)
         if limits.searchmoves:
@@ -647,6 +652,8 @@ class Searcher:
             moves = pick_moves(board, tt_move, killers, history.butterfly, capture_targets, check_masks, in_check)
             them_bb = occupied_co[not us]
             frontier = depth == 1  # a child is a quiescence node, unless its move extends
+            parent: Optional[tuple] = None  # the node for leaf_kernel (step 10a), made at its first use
+            slot = 0
             for move in moves:
                 if root_moves is not None and move not in root_moves:
                     continue
@@ -671,7 +678,11 @@ class Searcher:
                     # searches it, the board left as it is. Not castling, which the kernel cannot make
                     # (a king's move by two squares, or onto its own rook in Chess960).
                     code = encode(move)
-                    value = self._leaf(board, code, -beta if searched == 0 else -alpha - 1, -alpha, ply + 1)
+                    if parent is None:  # the node as the kernels take it, once for all its moves
+                        parent = (board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
+                                  occupied_co[0], occupied_co[1], us, -1 if ep is None else ep)
+                        slot = board.slot()
+                    value = self._leaf(parent, slot, code, -beta if searched == 0 else -alpha - 1, -alpha, ply + 1)
                     if value == ILLEGAL_LEAF:
                         continue
                     if value != CHECKING_LEAF:
@@ -679,7 +690,7 @@ class Searcher:
                             self.pv_table[ply + 1] = []
                         score = -value
                         if searched and pv_node and alpha < score < beta:
-                            score = -self._leaf(board, code, -beta, -alpha, ply + 1)
+                            score = -self._leaf(parent, slot, code, -beta, -alpha, ply + 1)
                 if score == NO_SCORE:
                     child = board.push_legal(move)
                     if child is None:  # pseudo-legal, and it leaves our king attacked
@@ -844,21 +855,10 @@ class Searcher:
         search's, and the search polls after it (a node limit is met exactly: the kernel stops at it)."""
         occupied_co = board.occupied_co
         ep = board.ep_square
-        work = self._work
-        network = self._network
-        budget = self._node_limit - self.nodes if self._node_limit else NO_BUDGET
-        if network is None:
-            score, nodes, deepest = _quiescence(
-                board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings, occupied_co[0],
-                occupied_co[1], board.turn, -1 if ep is None else ep, packed, alpha, beta, ply, checks, False,
-                work.no_weights, work.no_params, work.no_accumulators, 0, budget, work.state, work.frames,
-                work.lists)
-        else:
-            score, nodes, deepest = _quiescence(
-                board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings, occupied_co[0],
-                occupied_co[1], board.turn, -1 if ep is None else ep, packed, alpha, beta, ply, checks, True,
-                network.weights, network.params, network.state, network.slot(), budget, work.state, work.frames,
-                work.lists)
+        score, nodes, deepest = _quiescence(
+            board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings, occupied_co[0],
+            occupied_co[1], board.turn, -1 if ep is None else ep, packed, alpha, beta, ply, checks, *self._evaluation,
+            board.slot(), self._node_limit - self.nodes if self._node_limit else NO_BUDGET, *self._work_arrays)
         self.nodes += nodes
         if deepest > self.seldepth:
             self.seldepth = deepest
@@ -866,28 +866,16 @@ class Searcher:
             self._poll()
         return score
 
-    def _leaf(self, board: SearchBoard, code: int, alpha: int, beta: int, ply: int) -> int:
+    def _leaf(self, parent: tuple, slot: int, code: int, alpha: int, beta: int, ply: int) -> int:
         """Step 10a of _negamax: the quiescence score (the child's view) of the child the move `code`
-        makes, searched by one kernel call (engine.qsearch.leaf_kernel) with the first quiescence
-        ply's quiet checks, the board left as it is; ILLEGAL_LEAF when the move leaves our king
-        attacked, CHECKING_LEAF (nothing searched) when it gives check. Polls as _qsearch does."""
-        occupied_co = board.occupied_co
-        ep = board.ep_square
-        work = self._work
-        network = self._network
-        budget = self._node_limit - self.nodes if self._node_limit else NO_BUDGET
-        if network is None:
-            score, nodes, deepest, packed = _leaf(
-                board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings, occupied_co[0],
-                occupied_co[1], board.turn, -1 if ep is None else ep, code, alpha, beta, ply, QS_CHECKS, False,
-                work.no_weights, work.no_params, work.no_accumulators, 0, budget, work.state, work.frames,
-                work.lists)
-        else:
-            score, nodes, deepest, packed = _leaf(
-                board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings, occupied_co[0],
-                occupied_co[1], board.turn, -1 if ep is None else ep, code, alpha, beta, ply, QS_CHECKS, True,
-                network.weights, network.params, network.state, network.slot(), budget, work.state, work.frames,
-                work.lists)
+        makes from `parent` (the node's bitboards, side to move and en passant square, as the kernels
+        take them; slot: its accumulators' slot), searched by one kernel call (engine.qsearch.leaf_kernel)
+        with the first quiescence ply's quiet checks, the board left as it is; ILLEGAL_LEAF when the
+        move leaves our king attacked, CHECKING_LEAF (nothing searched) when it gives check. Polls as
+        _qsearch does."""
+        score, nodes, deepest, packed = _leaf(
+            *parent, code, alpha, beta, ply, QS_CHECKS, *self._evaluation, slot,
+            self._node_limit - self.nodes if self._node_limit else NO_BUDGET, *self._work_arrays)
         if packed & ILLEGAL_FLAG:
             return ILLEGAL_LEAF
         if packed & IN_CHECK_FLAG:

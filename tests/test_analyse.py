@@ -22,6 +22,7 @@ from garfish.arena import analyse, annotate
 from garfish.arena.annotate import GameAnalysis, Judgement, MoveEval
 
 NODES = 400  # per search: enough for Garfish to see a mate in one and to play sensible moves
+INTERRUPT_COPIES = 3  # copies of GAMES in the interrupted run: games enough to interrupt at the second
 MISSED_MATE = """\
 [Event "missed mate"]
 [White "Careless"]
@@ -282,7 +283,11 @@ def test_bad_games_are_reported_and_copied_and_the_rest_analysed(tmp_path: Path)
     assert "Not analysed (3): games 1, 3, 4" in done.stdout
 
 
-def test_an_interrupted_run_resumes_to_the_same_output(games_file: Path, tmp_path: Path) -> None:
+def test_an_interrupted_run_resumes_to_the_same_output(tmp_path: Path) -> None:
+    # Many games after the two the run is interrupted at, so that it cannot finish before the
+    # interrupt arrives (CI once saw a run of four games end first).
+    games_file = tmp_path / "games.pgn"
+    games_file.write_text("\n".join([GAMES] * INTERRUPT_COPIES))
     whole = tmp_path / "whole.pgn"
     assert run_analyse(str(games_file), "-o", str(whole), "--nodes", str(NODES)).returncode == 0
     out = tmp_path / "out.pgn"

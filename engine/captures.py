@@ -261,6 +261,18 @@ def quiescence_list_kernel(pawns, knights, bishops, rooks, queens, kings, black,
 
 
 @njit(cache=True)
+def pawn_pushes(own_pawns, occ, turn):
+    """(single, double, step): the squares the pawns own_pawns of the side `turn` can step to one and
+    two squares ahead on the occupancy occ (python-chess's advance generation), and a step's square
+    difference (8 for White, -8 for Black)."""
+    if turn:
+        single = (own_pawns << U64(8)) & ~occ
+        return single, (single << U64(8)) & ~occ & RANK_3_4, 8
+    single = (own_pawns >> U64(8)) & ~occ
+    return single, (single >> U64(8)) & ~occ & RANK_5_6, -8
+
+
+@njit(cache=True)
 def _add_checks(pawns, knights, bishops, rooks, queens, kings, black, white, turn, from_mask, to_mask, out, n):
     """Append to out (n entries so far) the quiet moves from from_mask onto to_mask (empty squares)
     that give check and do not lose the moved piece by SEE, in the order of python-chess's
@@ -286,14 +298,7 @@ def _add_checks(pawns, knights, bishops, rooks, queens, kings, black, white, tur
     own_pawns = pawns & own & from_mask
     if not own_pawns:
         return n
-    if turn:
-        single = (own_pawns << U64(8)) & ~occ
-        double = (single << U64(8)) & ~occ & RANK_3_4
-        step = 8
-    else:
-        single = (own_pawns >> U64(8)) & ~occ
-        double = (single >> U64(8)) & ~occ & RANK_5_6
-        step = -8
+    single, double, step = pawn_pushes(own_pawns, occ, turn)
     for pushes, distance in ((single & to_mask, step), (double & to_mask, 2 * step)):
         while pushes:
             to_sq = np.int64(msb(pushes))

@@ -30,11 +30,11 @@ import numpy as np
 from numba import njit
 
 from garfish.engine.bits import (
-    KING_ATTACKS, KNIGHT_ATTACKS, NONE_YET, ONE, PAWN_ATTACKS, U64, ZERO, bishop_attacks, entry_point, lsb, msb,
-    rook_attacks,
+    KING_ATTACKS, KNIGHT_ATTACKS, NONE_YET, ONE, PAWN_ATTACKS, RANK_1, RANK_4, RANK_5, RANK_8, U64, ZERO,
+    bishop_attacks, entry_point, lsb, msb, rook_attacks,
 )
 from garfish.engine.captures import (
-    ATTACKER_SHIFT, CODE_MASK, GOOD_BIT, PROMOTION_BITS, TYPE_MASK, VICTIM_SHIFT, quiescence_list_kernel, quiet_checks_kernel,
+    ATTACKER_SHIFT, CODE_MASK, GOOD_BIT, pawn_pushes, PROMOTION_BITS, TYPE_MASK, VICTIM_SHIFT, quiescence_list_kernel, quiet_checks_kernel,
 )
 from garfish.engine.checks import evasion_kernel
 from garfish.engine.evaluate import evaluate_kernel
@@ -45,11 +45,7 @@ from garfish.engine.types import INF, MATE, MAX_LISTED_MOVES, MAX_PLY, PIECE_VAL
 
 DELTA_MARGIN = 200  # delta pruning's margin, centipawns: a capture must be able to lift the score this much past alpha
 PAWNS, KNIGHTS, BISHOPS, ROOKS, QUEENS, KINGS, BLACK, WHITE = range(8)  # a state row's bitboards
-RANK_1_OR_8 = np.uint64(0xFF000000000000FF)
-RANK_3_4 = np.uint64(0x00000000FFFF0000)  # white double pushes land on rank 4, through rank 3
-RANK_5_6 = np.uint64(0x0000FFFF00000000)  # black's on rank 5, through rank 6
-RANK_4 = np.uint64(0x00000000FF000000)  # en passant capturers stand on rank 4 (black) ...
-RANK_5 = np.uint64(0x000000FF00000000)  # ... or rank 5 (white)
+RANK_1_OR_8 = RANK_1 | RANK_8  # a pawn arriving there promotes
 PROMOTION_ORDER = (5, 4, 3, 2)  # python-chess generates promotions queen, rook, bishop, knight
 _VALUE = np.array(PIECE_VALUE, dtype=np.int64)
 FRAMES = MAX_PLY + 2  # rows of the work arrays: one per quiescence ply, and one more for the child of the last
@@ -151,14 +147,7 @@ def evasion_list_kernel(pawns, knights, bishops, rooks, queens, kings, black, wh
                     to_sq = np.int64(msb(targets))
                     targets ^= ONE << U64(to_sq)
                     n = _add_pawn_move(out, n, from_sq, to_sq)
-            if turn:
-                single = (own_pawns << U64(8)) & ~occ
-                double = (single << U64(8)) & ~occ & RANK_3_4
-                step = 8
-            else:
-                single = (own_pawns >> U64(8)) & ~occ
-                double = (single >> U64(8)) & ~occ & RANK_5_6
-                step = -8
+            single, double, step = pawn_pushes(own_pawns, occ, turn)
             single &= block
             double &= block
             while single:
@@ -253,13 +242,53 @@ def _start(frames, turn, ep, packed, alpha, beta, checks):
 
 
 @njit(cache=True)
+def _next_child(state, frames, lists, q, use_network, weights, params, accumulators, slot):
+    """Make node q's next move worth searching into row q + 1 and set up its frame (the captures,
+    then the quiet checks at the first ply; pruned and illegal moves skipped); whether there was one."""
+    node_turn = frames[q, F_TURN] != 0
+    while True:
+        if frames[q, F_NEXT] >= frames[q, F_COUNT]:
+            if frames[q, F_STAGE] == 0 and frames[q, F_CHECKS] != 0:
+                # Step 6. The quiet checks, listed only once no capture has cut off.
+                frames[q, F_STAGE] = 1
+                frames[q, F_NEXT] = 0
+                frames[q, F_COUNT] = quiet_checks_kernel(
+                    state[q, PAWNS], state[q, KNIGHTS], state[q, BISHOPS], state[q, ROOKS], state[q, QUEENS],
+                    state[q, KINGS], state[q, BLACK], state[q, WHITE], node_turn, lists[q])
+                continue
+            return False
+        entry = lists[q, frames[q, F_NEXT]]
+        frames[q, F_NEXT] += 1
+        if entry >> ATTACKER_SHIFT:
+            # Step 4. Delta pruning against the raised alpha.
+            if (not entry & PROMOTION_BITS and frames[q, F_STAND] + _VALUE[(entry >> VICTIM_SHIFT) & TYPE_MASK]
+                    + DELTA_MARGIN <= frames[q, F_ALPHA]):
+                continue
+            # Step 5. Skip captures that lose material, and under-promotions.
+            if not entry & GOOD_BIT:
+                continue
+        child_ep = _make(state, q, q + 1, node_turn, frames[q, F_EP], entry & CODE_MASK)
+        child_packed = _evaluate(state, q + 1, not node_turn, use_network, weights, params, accumulators,
+                                 slot + q + 1)
+        if child_packed & ILLEGAL_FLAG:
+            continue  # it leaves our king attacked
+        frames[q + 1, F_TURN] = 0 if node_turn else 1
+        frames[q + 1, F_EP] = child_ep
+        frames[q + 1, F_PACKED] = child_packed
+        frames[q + 1, F_ALPHA] = -frames[q, F_BETA]
+        frames[q + 1, F_BETA] = -frames[q, F_ALPHA]
+        frames[q + 1, F_CHECKS] = 0
+        return True
+
+
+@njit(cache=True)
 def _search(ply, use_network, weights, params, accumulators, slot, budget, state, frames, lists):
     """The quiescence search from frame 0 (set up by _start, its position in state row 0 and its
     accumulators in slot `slot`): (score, nodes, deepest ply)."""
     nodes = 0
     deepest = ply
-    q = 0
-    result = 0
+    q = ROOT_ROW  # typed, not a literal 0: the callees are compiled once (engine.bits.NONE_YET)
+    result = NO_RESULT
     entering = True
     while True:
         if entering:
@@ -310,65 +339,17 @@ def _search(ply, use_network, weights, params, accumulators, slot, budget, state
                     frames[q, F_COUNT] = count
                     frames[q, F_NEXT] = 0
                     frames[q, F_STAGE] = 0
-            if result != NO_RESULT:
-                # A node decided before its moves: back to its parent.
-                if q == 0:
-                    return result, nodes, deepest
-                q -= 1
-                if _back(frames, q, -result):
-                    result = frames[q, F_BEST]
-                    while True:  # a cut-off: the parent is decided too
-                        if q == 0:
-                            return result, nodes, deepest
-                        q -= 1
-                        if not _back(frames, q, -result):
-                            break
-                        result = frames[q, F_BEST]
-        # The next move of node q: make it, and enter the child if it is legal.
-        node_turn = frames[q, F_TURN] != 0
-        entered = False
-        while True:
-            if frames[q, F_NEXT] >= frames[q, F_COUNT]:
-                if frames[q, F_STAGE] == 0 and frames[q, F_CHECKS] != 0:
-                    # Step 6. The quiet checks, listed only once no capture has cut off.
-                    frames[q, F_STAGE] = 1
-                    frames[q, F_NEXT] = 0
-                    frames[q, F_COUNT] = quiet_checks_kernel(
-                        state[q, PAWNS], state[q, KNIGHTS], state[q, BISHOPS], state[q, ROOKS], state[q, QUEENS],
-                        state[q, KINGS], state[q, BLACK], state[q, WHITE], node_turn, lists[q])
-                    continue
-                break
-            entry = lists[q, frames[q, F_NEXT]]
-            frames[q, F_NEXT] += 1
-            if entry >> ATTACKER_SHIFT:
-                # Step 4. Delta pruning against the raised alpha.
-                if (not entry & PROMOTION_BITS and frames[q, F_STAND] + _VALUE[(entry >> VICTIM_SHIFT) & TYPE_MASK]
-                        + DELTA_MARGIN <= frames[q, F_ALPHA]):
-                    continue
-                # Step 5. Skip captures that lose material, and under-promotions.
-                if not entry & GOOD_BIT:
-                    continue
-            child_ep = _make(state, q, q + 1, node_turn, frames[q, F_EP], entry & CODE_MASK)
-            child_packed = _evaluate(state, q + 1, not node_turn, use_network, weights, params, accumulators,
-                                     slot + q + 1)
-            if child_packed & ILLEGAL_FLAG:
-                continue  # it leaves our king attacked
-            frames[q + 1, F_TURN] = 0 if node_turn else 1
-            frames[q + 1, F_EP] = child_ep
-            frames[q + 1, F_PACKED] = child_packed
-            frames[q + 1, F_ALPHA] = -frames[q, F_BETA]
-            frames[q + 1, F_BETA] = -frames[q, F_ALPHA]
-            frames[q + 1, F_CHECKS] = 0
-            entered = True
-            break
-        if entered:
-            q += 1
-            entering = True
-            continue
-        # Every move searched: the node's score (mate when in check without a legal evasion).
-        result = frames[q, F_BEST]
-        if result == -INF:
-            result = ply + q - MATE
+        if result == NO_RESULT:
+            # The next move of node q: make it, and enter the child if it is legal.
+            if _next_child(state, frames, lists, q, use_network, weights, params, accumulators, slot):
+                q += 1
+                entering = True
+                continue
+            # Every move searched: the node's score (mate when in check without a legal evasion).
+            result = frames[q, F_BEST]
+            if result == -INF:
+                result = ply + q - MATE
+        # Node q is decided: back to its parents, as far as the cut-offs go.
         while True:
             if q == 0:
                 return result, nodes, deepest
@@ -376,7 +357,7 @@ def _search(ply, use_network, weights, params, accumulators, slot, budget, state
             if not _back(frames, q, -result):
                 break
             result = frames[q, F_BEST]
-
+        result = NO_RESULT
 
 
 @njit(

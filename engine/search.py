@@ -40,8 +40,6 @@ from garfish.engine.zobrist import zobrist, zobrist_kernel
 _zobrist = entry_point(zobrist_kernel)
 _check_masks = entry_point(check_masks_kernel)
 _gives_check = entry_point(gives_check_kernel)
-_quiescence = quiescence_entry
-_leaf = leaf_entry
 
 if TYPE_CHECKING:
     from garfish.engine.nnue import NetworkEvaluator
@@ -855,7 +853,7 @@ class Searcher:
         search's, and the search polls after it (a node limit is met exactly: the kernel stops at it)."""
         occupied_co = board.occupied_co
         ep = board.ep_square
-        score, nodes, deepest = _quiescence(
+        score, nodes, deepest = quiescence_entry(
             board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings, occupied_co[0],
             occupied_co[1], board.turn, -1 if ep is None else ep, packed, alpha, beta, ply, checks, *self._evaluation,
             board.slot(), self._node_limit - self.nodes if self._node_limit else NO_BUDGET, *self._work_arrays)
@@ -873,7 +871,7 @@ class Searcher:
         with the first quiescence ply's quiet checks, the board left as it is; ILLEGAL_LEAF when the
         move leaves our king attacked, CHECKING_LEAF (nothing searched) when it gives check. Polls as
         _qsearch does."""
-        score, nodes, deepest, packed = _leaf(
+        score, nodes, deepest, packed = leaf_entry(
             *parent, code, alpha, beta, ply, QS_CHECKS, *self._evaluation, slot,
             self._node_limit - self.nodes if self._node_limit else NO_BUDGET, *self._work_arrays)
         if packed & ILLEGAL_FLAG:

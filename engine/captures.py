@@ -13,6 +13,8 @@ capturing, choosing them from the evaluation's flags and the delta-pruning margi
 
 quiet_checks_kernel lists, in python-chess's order, the quiet moves that give check without
 losing the checking piece by SEE (the first quiescence ply's checks, Searcher._quiet_checks).
+quiet_list_kernel is the picker's quiet stage: the quiet moves in python-chess's order (castling
+listed by python-chess and handed in), sorted by history as sort_quiets sorts them.
 
 They write into the caller's int64 array and return how many they wrote; tests compare them,
 move for move, with the python-chess paths they replace.
@@ -28,7 +30,7 @@ from garfish.engine.bits import (
     KING_ATTACKS, KNIGHT_ATTACKS, NONE_YET, ONE, PAWN_ATTACKS, RANK_1, RANK_2, RANK_3_4, RANK_4, RANK_5, RANK_5_6,
     RANK_7, RANK_8, U64, bishop_attacks, msb, rook_attacks,
 )
-from garfish.engine.checks import check_masks_kernel, gives_check_kernel
+from garfish.engine.checks import check_masks_kernel, gives_check_kernel, threats_kernel
 from garfish.engine.flags import (
     ATTACKS_BISHOP, ATTACKS_KNIGHT, ATTACKS_PAWN, ATTACKS_QUEEN, ATTACKS_ROOK, PROMOTION_FLAG,
 )
@@ -76,6 +78,8 @@ def entry_is_good(entry: int) -> bool:
 _VALUE = np.array(PIECE_VALUE, dtype=np.int64)
 _BACK_RANKS = RANK_1 | RANK_8
 PAWN_KIND, NO_PROMOTION = np.int64(1), NONE_YET  # typed constant arguments (engine.bits.NONE_YET)
+NO_CODE = np.int64(-1)  # no move: a typed constant argument
+CHECKS_ONLY, EVERY_QUIET = np.bool_(True), np.bool_(False)  # _add_quiets' checks argument, typed
 
 BITBOARDS = "uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean"
 
@@ -272,11 +276,20 @@ def pawn_pushes(own_pawns, occ, turn):
     return single, (single >> U64(8)) & ~occ & RANK_5_6, -8
 
 
+ESCAPE_BONUS = 1 << 20  # above any history score: the quiet moves of a piece en prise go first
+_SORT_BIAS = 1 << 22  # a sort key plus this is positive (history stays within +-2 * HISTORY_MAX)
+_INDEX_SHIFT = 16
+_KEY_SHIFT = 24
+
+
 @njit(cache=True)
-def _add_checks(pawns, knights, bishops, rooks, queens, kings, black, white, turn, from_mask, to_mask, out, n):
+def _add_quiets(pawns, knights, bishops, rooks, queens, kings, black, white, turn, from_mask, to_mask, checks,
+                castle_a, castle_b, seen_a, seen_b, seen_c, out, n):
     """Append to out (n entries so far) the quiet moves from from_mask onto to_mask (empty squares)
-    that give check and do not lose the moved piece by SEE, in the order of python-chess's
-    generate_pseudo_legal_moves (never castling, promotions or en passant here); the new count."""
+    in the order of python-chess's generate_pseudo_legal_moves: piece moves, the castling moves
+    castle_a and castle_b (codes python-chess listed; -1: none), pawn steps and double steps;
+    leaving out the codes seen_a, seen_b and seen_c; checks: only those that give check and do not
+    lose the moved piece by SEE. The new count."""
     own = white if turn else black
     occ = white | black
     pieces = own & ~pawns & from_mask
@@ -285,16 +298,18 @@ def _add_checks(pawns, knights, bishops, rooks, queens, kings, black, white, tur
         from_bb = ONE << U64(from_sq)
         pieces ^= from_bb
         kind = _piece_at(from_bb, pawns, knights, bishops, rooks, queens)
-        moves = _attacks(from_sq, kind, occ) & ~own & to_mask
+        moves = _attacks(from_sq, kind, occ) & to_mask
         while moves:
             to_sq = np.int64(msb(moves))
             moves ^= ONE << U64(to_sq)
-            if (gives_check_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, from_sq,
-                                   to_sq, kind, 0)
-                    and see_ge_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, from_sq,
-                                      to_sq, kind, 0, 0)):
+            if _wanted(pawns, knights, bishops, rooks, queens, kings, black, white, turn, from_sq, to_sq, kind,
+                       checks, seen_a, seen_b, seen_c):
                 out[n] = from_sq | (to_sq << 6)
                 n += 1
+    for code in (castle_a, castle_b):
+        if code >= 0 and code != seen_a and code != seen_b and code != seen_c:
+            out[n] = code
+            n += 1
     own_pawns = pawns & own & from_mask
     if not own_pawns:
         return n
@@ -304,12 +319,40 @@ def _add_checks(pawns, knights, bishops, rooks, queens, kings, black, white, tur
             to_sq = np.int64(msb(pushes))
             pushes ^= ONE << U64(to_sq)
             from_sq = to_sq - distance
-            if (gives_check_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, from_sq,
-                                   to_sq, 1, 0)
-                    and see_ge_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, from_sq,
-                                      to_sq, 1, 0, 0)):
+            if _wanted(pawns, knights, bishops, rooks, queens, kings, black, white, turn, from_sq, to_sq, PAWN_KIND,
+                       checks, seen_a, seen_b, seen_c):
                 out[n] = from_sq | (to_sq << 6)
                 n += 1
+    return n
+
+
+@njit(cache=True)
+def _wanted(pawns, knights, bishops, rooks, queens, kings, black, white, turn, from_sq, to_sq, kind, checks, seen_a,
+            seen_b, seen_c):
+    """Whether _add_quiets lists the quiet move: not one of the codes seen, and with checks, one that
+    gives check and does not lose the moved piece (of type kind) by SEE."""
+    code = from_sq | (to_sq << 6)
+    if code == seen_a or code == seen_b or code == seen_c:
+        return False
+    return not checks or (
+        gives_check_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, from_sq, to_sq, kind, 0)
+        and see_ge_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, from_sq, to_sq, kind, 0, 0))
+
+
+@njit(cache=True)
+def _possible_checks(pawns, knights, bishops, rooks, queens, kings, black, white, turn, check_to, discoverers,
+                     reachers, checks, seen_a, seen_b, seen_c, out):
+    """Write into out the quiet moves (no king move, promotion or castling) that may give check by
+    check_masks_kernel's masks, as _add_quiets lists them: first the moves of the pieces that could
+    check directly onto the squares they would check from, then every move of the pieces whose
+    departure could uncover a check; their number."""
+    movers = (white if turn else black) & ~kings & ~(pawns & (RANK_7 if turn else RANK_2))
+    empty = ~(white | black)
+    n = _add_quiets(pawns, knights, bishops, rooks, queens, kings, black, white, turn, movers & reachers & ~discoverers,
+                    empty & check_to, checks, NO_CODE, NO_CODE, seen_a, seen_b, seen_c, out, NONE_YET)
+    if movers & discoverers:
+        n = _add_quiets(pawns, knights, bishops, rooks, queens, kings, black, white, turn, movers & discoverers, empty,
+                        checks, NO_CODE, NO_CODE, seen_a, seen_b, seen_c, out, n)
     return n
 
 
@@ -324,12 +367,55 @@ def quiet_checks_kernel(pawns, knights, bishops, rooks, queens, kings, black, wh
     kings, black, white = U64(kings), U64(black), U64(white)
     check_to, discoverers, reachers = check_masks_kernel(pawns, knights, bishops, rooks, queens, kings, black,
                                                          white, turn)
-    own = white if turn else black
-    movers = own & ~kings & ~(pawns & (RANK_7 if turn else RANK_2))
-    empty = ~(white | black)
-    n = _add_checks(pawns, knights, bishops, rooks, queens, kings, black, white, turn,
-                    movers & reachers & ~discoverers, empty & check_to, out, NONE_YET)
-    if movers & discoverers:
-        n = _add_checks(pawns, knights, bishops, rooks, queens, kings, black, white, turn,
-                        movers & discoverers, empty, out, n)
+    return _possible_checks(pawns, knights, bishops, rooks, queens, kings, black, white, turn, check_to, discoverers,
+                            reachers, CHECKS_ONLY, NO_CODE, NO_CODE, NO_CODE, out)
+
+
+@njit(f"int64({BITBOARDS}, uint64, uint64, uint64, boolean, int64, int64, int64, int64, int64, int64[::1], "
+      "int64[::1])", cache=True, nogil=True)
+def quiet_list_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, check_to, discoverers,
+                      reachers, masked, castle_a, castle_b, seen_a, seen_b, seen_c, history, out):
+    """The move picker's quiet stage (engine.movepick.pick_moves): write into out the codes of the
+    quiet moves of the side to move (not promotions, captures or en passant), in python-chess's
+    generation order stably sorted as sort_quiets sorts them (the moves of a piece en prise
+    first, then by history[colour * 4096 + from * 64 + to], best first); return their number.
+    castle_a, castle_b: the castling moves' codes (python-chess's generate_castling_moves; -1:
+    none), listed after the piece moves as python-chess lists them. seen_a..c: codes already
+    yielded (the TT move, the killers; -1: none), left out. masked: only the moves that might give
+    check, as check_masks_kernel's (check_to, discoverers, reachers) allow: the pieces that could
+    check directly onto the squares they would check from, then every move of the pieces whose
+    departure could uncover a check (never the king, so never castling)."""
+    pawns, knights, bishops, rooks, queens = U64(pawns), U64(knights), U64(bishops), U64(rooks), U64(queens)
+    kings, black, white = U64(kings), U64(black), U64(white)
+    check_to, discoverers, reachers = U64(check_to), U64(discoverers), U64(reachers)
+    if masked:
+        n = _possible_checks(pawns, knights, bishops, rooks, queens, kings, black, white, turn, check_to, discoverers,
+                             reachers, EVERY_QUIET, seen_a, seen_b, seen_c, out)
+    else:
+        own = white if turn else black
+        n = _add_quiets(pawns, knights, bishops, rooks, queens, kings, black, white, turn,
+                        own & ~(pawns & (RANK_7 if turn else RANK_2)), ~(white | black), EVERY_QUIET, castle_a,
+                        castle_b, seen_a, seen_b, seen_c, out, NONE_YET)
+    if n < 2:
+        return n
+    # Sort keys packed above the codes: key, then the generation index (earlier first: a stable
+    # sort), then the code; sorted best first by an insertion sort (a few dozen entries).
+    threatened = threats_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn)
+    base = 4096 if turn else 0
+    for i in range(n):
+        code = out[i]
+        from_sq = code & 63
+        key = history[base + from_sq * 64 + (code >> 6)] + _SORT_BIAS
+        if threatened & (ONE << U64(from_sq)):
+            key += ESCAPE_BONUS
+        out[i] = (key << _KEY_SHIFT) | ((255 - i) << _INDEX_SHIFT) | code
+    for i in range(1, n):
+        entry = out[i]
+        j = i - 1
+        while j >= 0 and out[j] < entry:
+            out[j + 1] = out[j]
+            j -= 1
+        out[j + 1] = entry
+    for i in range(n):
+        out[i] &= CODE_MASK
     return n

@@ -10,18 +10,22 @@ before any quiet move is needed. A side in check goes through the same stages ov
 
 capture_moves, typed_captures and is_good_capture list and judge captures with python-chess: the
 evasions use them, and they are the reference the capture kernels (engine.captures) are tested
-against. The quiescence search's lists are its own (engine.captures' kernels).
+against. The quiescence search's lists are its own (engine.captures' kernels). The capture and
+quiet stages are one kernel call each (capture_list_kernel, quiet_list_kernel), which list the
+moves in python-chess's order and sort them as typed_captures and sort_quiets would; sort_quiets
+still orders the evasions, and the tests hold the kernels to python-chess's generators.
 """
 
 from __future__ import annotations
 
 from enum import IntEnum
-from typing import TYPE_CHECKING, Iterable, Iterator, Optional, Sequence
+from typing import TYPE_CHECKING, Iterator, Optional, Sequence
 
 import chess
+import numpy as np
 
 from garfish.engine.bits import entry_point
-from garfish.engine.captures import CODE_MASK, GOOD_BIT, capture_list_kernel
+from garfish.engine.captures import CODE_MASK, ESCAPE_BONUS, GOOD_BIT, capture_list_kernel, quiet_list_kernel
 from garfish.engine.checks import attackers_kernel, evasion_kernel, threats_entry
 from garfish.engine.moves import MOVE_TABLE, decode, encode
 from garfish.engine.see import see_ge_kernel
@@ -33,8 +37,9 @@ _attackers = entry_point(attackers_kernel)
 _see_ge = entry_point(see_ge_kernel)
 _capture_list = entry_point(capture_list_kernel)
 _evasion = entry_point(evasion_kernel)
-ESCAPE_BONUS = 1 << 20  # above any history score
+_quiet_list = entry_point(quiet_list_kernel)
 PROMOTION_RANK = (chess.BB_RANK_2, chess.BB_RANK_7)  # indexed by colour: pawns about to promote
+BACK_RANK = (chess.BB_RANK_8, chess.BB_RANK_1)  # indexed by colour: where its castling rooks stand
 
 if TYPE_CHECKING:
     from garfish.engine.board import SearchBoard
@@ -84,7 +89,7 @@ def _capture_key(record: tuple[chess.Move, int, int]) -> int:
             + (PIECE_VALUE[promotion] * 8 if promotion else 0))
 
 
-def sort_quiets(board: chess.Board, quiets: list[chess.Move], history: list[int]) -> None:
+def sort_quiets(board: chess.Board, quiets: list[chess.Move], history: np.ndarray) -> None:
     """Order quiet moves in place: moves of a piece en prise first (escapes), then by history."""
     us = board.turn
     base = 4096 if us else 0
@@ -126,7 +131,7 @@ def pick_moves(
     board: SearchBoard,
     tt_move: Optional[chess.Move],
     killers: Sequence[Optional[chess.Move]],
-    history: list[int],
+    history: np.ndarray,
     capture_targets: int = chess.BB_ALL,
     check_masks: Optional[tuple[int, int, int]] = None,
     in_check: bool = False,
@@ -190,40 +195,30 @@ def pick_moves(
     else:
         killer2 = None
 
-    # Stage.QUIETS. The target mask keeps squares of our own rooks, since python-chess generates
-    # castling as the king moving onto its rook.
-    movers = board.occupied_co[us] & ~(board.pawns & PROMOTION_RANK[us])
-    targets = ~board.occupied_co[not us]
-    generate = board.generate_pseudo_legal_moves
+    # Stage.QUIETS: one kernel call lists them in python-chess's order, sorted (engine.captures).
+    # Castling is python-chess's to list (its rules, Chess960's too): onto our own rook's square
+    # in python-chess's terms, so the target mask keeps our pieces' squares.
+    castle_a = castle_b = -1
     if check_masks is None:
-        generated: Iterable[chess.Move] = generate(movers, targets)
+        check_to = discoverers = reachers = 0
+        if board.castling_rights & BACK_RANK[us]:
+            castles = [encode(move) for move in board.generate_castling_moves(
+                board.occupied_co[us] & board.kings, ~board.occupied_co[not us])]
+            if castles:
+                castle_a = castles[0]
+                if len(castles) > 1:
+                    castle_b = castles[1]
     else:
         check_to, discoverers, reachers = check_masks
-        movers &= ~board.kings
-        generated = list(generate(movers & reachers & ~discoverers, targets & check_to))
-        if movers & discoverers:
-            generated.extend(generate(movers & discoverers, targets))
-    ep = board.ep_square
-    seen = [m for m in (tt_move, killer1, killer2) if m is not None]
-    seen_to = 0  # the target squares of the moves already yielded: a cheap test before comparing moves
-    for move in seen:
-        seen_to |= BB_SQUARES[move.to_square]
-    if seen_to or ep is not None:
-        # Compared by code, not by Move.__eq__ (no quiet of this stage is a promotion).
-        seen_codes = [encode(m) for m in seen]
-        quiets = []
-        for move in generated:
-            to_square = move.to_square
-            if BB_SQUARES[to_square] & seen_to and move.from_square | to_square << 6 in seen_codes:
-                continue
-            if to_square == ep and board.is_en_passant(move):
-                continue  # an en passant capture: yielded with the captures
-            quiets.append(move)
-    else:
-        quiets = list(generated)
-    if len(quiets) > 1:
-        sort_quiets(board, quiets, history)
-    yield from quiets
+    codes = board.codes
+    black, white = board.occupied_co
+    count = _quiet_list(board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings, black,
+                        white, us, check_to, discoverers, reachers, check_masks is not None, castle_a, castle_b,
+                        encode(tt_move) if tt_move is not None else -1,
+                        encode(killer1) if killer1 is not None else -1,
+                        encode(killer2) if killer2 is not None else -1, history, codes)
+    for code in codes[:count].tolist():
+        yield MOVE_TABLE[code]
 
     # Stage.BAD_CAPTURES.
     yield from bad
@@ -253,7 +248,7 @@ def pick_evasions(
     board: SearchBoard,
     tt_move: Optional[chess.Move],
     killers: Sequence[Optional[chess.Move]],
-    history: list[int],
+    history: np.ndarray,
 ) -> Iterator[chess.Move]:
     """pick_moves for a side in check: the same stages and orders, from one evasion generation
     (evasion_moves) instead of one per stage. Pseudo-legal too: the caller rejects moves that leave

@@ -311,7 +311,7 @@ class Searcher:
         root_key = zobrist(root)
         tt_code = entry_code(self.tt.probe(root_key))
         tt_move = decode(tt_code) if tt_code else None
-        best_move = next((m for m in pick_moves(root, tt_move, (None, None), self.history.butterfly)
+        best_move = next((m for m in pick_moves(root, tt_move, (None, None), self.history.table)
                           if m in legal), legal[0])
         best_score = 0
         pv: list[chess.Move] = [best_move]
@@ -647,7 +647,7 @@ class Searcher:
                                        board.kings, occupied_co[0], occupied_co[1], us)
         keys.append(key)
         try:
-            moves = pick_moves(board, tt_move, killers, history.butterfly, capture_targets, check_masks, in_check)
+            moves = pick_moves(board, tt_move, killers, history.table, capture_targets, check_masks, in_check)
             them_bb = occupied_co[not us]
             frontier = depth == 1  # a child is a quiescence node, unless its move extends
             parent: Optional[tuple] = None  # the node for leaf_kernel (step 10a), made at its first use

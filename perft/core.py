@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Iterator, Optional
 
 import chess
+import numpy as np
 
 from garfish.engine.board import SearchBoard
 from garfish.engine.evaluate import evaluate_packed
@@ -25,7 +26,7 @@ from garfish.engine.movepick import pick_moves
 
 Hint = tuple[Optional[chess.Move], Optional[chess.Move], Optional[chess.Move]]
 _NONE: Hint = (None, None, None)
-_NO_HISTORY = [0] * 8192
+_NO_HISTORY = np.zeros(8192, dtype=np.int64)  # history as the picker takes it (engine.history.History.table)
 
 
 def perft(board: chess.Board, depth: int, hints: bool = False) -> int:

@@ -11,7 +11,7 @@ import numpy as np
 
 from garfish.engine.captures import (
     ATTACKER_SHIFT, CODE_MASK, GOOD_BIT, TYPE_MASK, VICTIM_SHIFT, capture_list_kernel, quiescence_list_kernel,
-    quiet_checks_kernel,
+    quiet_checks_kernel, quiet_list_kernel,
 )
 from garfish.engine.checks import check_masks_kernel
 from garfish.engine.movepick import PROMOTION_RANK, capture_moves, is_good_capture
@@ -129,8 +129,9 @@ def test_compiled_and_interpreted_kernels_agree() -> None:
     code = (
         "import json, sys, chess\n"
         "import numpy as np\n"
-        "from garfish.engine.captures import capture_list_kernel, quiet_checks_kernel\n"
+        "from garfish.engine.captures import capture_list_kernel, quiet_checks_kernel, quiet_list_kernel\n"
         "out = np.empty(256, dtype=np.int64)\n"
+        "history = (np.arange(8192, dtype=np.int64) * 7919) % 601 - 300\n"
         "results = []\n"
         "for fen in json.loads(sys.stdin.read()):\n"
         "    b = chess.Board(fen)\n"
@@ -139,10 +140,13 @@ def test_compiled_and_interpreted_kernels_agree() -> None:
         "    n = capture_list_kernel(*bits, -1 if b.ep_square is None else b.ep_square, chess.BB_ALL, out)\n"
         "    captures = out[:n].tolist()\n"
         "    n = quiet_checks_kernel(*bits, out)\n"
-        "    results.append([captures, out[:n].tolist()])\n"
+        "    checks = out[:n].tolist()\n"
+        "    n = quiet_list_kernel(*bits, 0, 0, 0, False, -1, -1, -1, -1, -1, history, out)\n"
+        "    results.append([captures, checks, out[:n].tolist()])\n"
         "print(json.dumps(results))\n"
     )
     out = np.empty(MAX_LISTED_MOVES, dtype=np.int64)
+    history = (np.arange(8192, dtype=np.int64) * 7919) % 601 - 300  # the quiet kernel's sort keys
     expected = []
     for fen in fens:
         board = chess.Board(fen)
@@ -150,8 +154,10 @@ def test_compiled_and_interpreted_kernels_agree() -> None:
         count = capture_list_kernel(*bitboards(board), ep, chess.BB_ALL, out)
         captures = out[:count].tolist()
         count = quiet_checks_kernel(*bitboards(board), out)
-        expected.append([captures, out[:count].tolist()])
-    assert len(fens) > 100 and any(captures for captures, _ in expected) and any(checks for _, checks in expected)
+        checks = out[:count].tolist()
+        count = quiet_list_kernel(*bitboards(board), 0, 0, 0, False, -1, -1, -1, -1, -1, history, out)
+        expected.append([captures, checks, out[:count].tolist()])
+    assert len(fens) > 100 and any(lists[0] for lists in expected) and any(lists[1] for lists in expected)
     assert run_interpreted(code, fens) == expected
 
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import random
-from typing import Optional
+from typing import Iterable, Optional
 
 import chess
+import numpy as np
 import pytest
 
 from garfish.engine.board import SearchBoard
@@ -20,7 +21,7 @@ from positions import random_game_boards
 
 
 def reference_order(board: chess.Board, tt_move: Optional[chess.Move], killers: tuple[Optional[chess.Move], ...],
-                    history: list[int]) -> list[chess.Move]:
+                    history: np.ndarray) -> list[chess.Move]:
     """The legal moves in the picker's staged order, made with python-chess's legal generator: the
     TT move, good captures (MVV-LVA, SEE), killers, quiets (pieces en prise first, then by history),
     bad captures."""
@@ -43,7 +44,7 @@ def reference_order(board: chess.Board, tt_move: Optional[chess.Move], killers: 
 
 
 def legal_picks(board: chess.Board, tt_move: Optional[chess.Move], killers: tuple[Optional[chess.Move], ...],
-                history: list[int], **hints: object) -> list[chess.Move]:
+                history: np.ndarray, **hints: object) -> list[chess.Move]:
     """The picker's moves for the board, as the search sees them: the legal ones, in its order."""
     picked = list(pick_moves(SearchBoard.from_board(board), tt_move, killers, history,  # type: ignore[arg-type]
                              in_check=board.is_check(), **hints))
@@ -52,7 +53,7 @@ def legal_picks(board: chess.Board, tt_move: Optional[chess.Move], killers: tupl
 
 def test_picker_yields_every_legal_move_once_in_the_staged_order_with_any_hints() -> None:
     rng = random.Random(1)
-    history = [rng.randint(-500, 500) for _ in range(8192)]
+    history = np.array([rng.randint(-500, 500) for _ in range(8192)], dtype=np.int64)
     for board in random_game_boards(games=40, seed=2):
         legal = list(board.legal_moves)
         foreign = chess.Move.from_uci("a1h8")
@@ -71,10 +72,10 @@ def test_picker_orders_winning_capture_first_and_losing_capture_last() -> None:
     board = chess.Board("4k3/8/2p5/3p4/4P3/8/8/3QK3 w - - 0 1")
     board.set_piece_at(chess.D5, chess.Piece(chess.QUEEN, chess.BLACK))
     board.set_piece_at(chess.C6, chess.Piece(chess.PAWN, chess.BLACK))
-    moves = legal_picks(board, None, (None, None), [0] * 8192)
+    moves = legal_picks(board, None, (None, None), np.zeros(8192, dtype=np.int64))
     assert moves[0] == chess.Move.from_uci("e4d5")
     losing = chess.Board("4k3/8/2p5/3p4/8/8/8/3QK3 w - - 0 1")
-    moves = legal_picks(losing, None, (None, None), [0] * 8192)
+    moves = legal_picks(losing, None, (None, None), np.zeros(8192, dtype=np.int64))
     assert moves[-1] == chess.Move.from_uci("d1d5")
 
 
@@ -192,7 +193,8 @@ def test_check_restricted_picker_yields_all_checks_and_no_duplicates() -> None:
                                    board.kings, black, white, board.turn)
         if board.is_check():
             continue  # the search restricts the quiets only out of check
-        got = legal_picks(board, None, (None, None), [0] * 8192, check_masks=tuple(int(m) for m in masks))
+        got = legal_picks(board, None, (None, None), np.zeros(8192, dtype=np.int64),
+                          check_masks=tuple(int(m) for m in masks))
         legal = set(board.legal_moves)
         assert len(got) == len(set(got)) and set(got) <= legal, board.fen()
         wanted = {m for m in legal if board.is_capture(m) or m.promotion
@@ -255,7 +257,7 @@ def test_threats_kernel_finds_pieces_en_prise() -> None:
 def test_quiet_moves_of_a_piece_en_prise_come_first() -> None:
     # The black knight on b7 is attacked by the bishop on e4 and undefended: its moves lead the quiets.
     board = chess.Board("4b1k1/pn3pbp/6p1/8/2p1B3/2P3B1/PP3PPP/6K1 b - - 1 4")
-    history = [0] * 8192
+    history = np.zeros(8192, dtype=np.int64)
     history[4096 * 0 + chess.H7 * 64 + chess.H5] = 5000  # a quiet move with a big history score
     moves = legal_picks(board, None, (None, None), history)
     quiets = [m for m in moves if not board.is_capture(m)]
@@ -299,7 +301,7 @@ def test_evaluation_flags_tell_illegal_moves_and_checks() -> None:
 
 def test_pseudo_legal_picker_yields_every_pseudo_legal_move_once() -> None:
     rng = random.Random(37)
-    history = [rng.randint(-500, 500) for _ in range(8192)]
+    history = np.array([rng.randint(-500, 500) for _ in range(8192)], dtype=np.int64)
     for board in random_game_boards(games=30, seed=37):
         if board.is_check():
             continue
@@ -316,7 +318,7 @@ def test_pseudo_legal_picker_yields_every_pseudo_legal_move_once() -> None:
 
 def test_evasion_picker_matches_the_staged_order_in_check() -> None:
     rng = random.Random(38)
-    history = [rng.randint(-500, 500) for _ in range(8192)]
+    history = np.array([rng.randint(-500, 500) for _ in range(8192)], dtype=np.int64)
     in_check = extra = 0
     for board in random_game_boards(games=60, seed=38):
         if not board.is_check():
@@ -336,3 +338,77 @@ def test_evasion_picker_matches_the_staged_order_in_check() -> None:
         assert [m for m in got if board.is_legal(m)] == reference_order(board, tt_move, killers, history)
         extra += len(got) - len(legal)
     assert in_check > 20 and extra >= 1  # a pinned piece's interposition or capture came through
+
+
+def reference_quiets(board: chess.Board, tt_move: Optional[chess.Move], killers: tuple[Optional[chess.Move], ...],
+                     history: np.ndarray, check_masks: Optional[tuple[int, int, int]]) -> list[chess.Move]:
+    """The picker's first stages up to its quiet moves, made with python-chess's generators (the
+    picker's Python path before engine.captures.quiet_list_kernel): the TT move if pseudo-legal,
+    the killers that are pseudo-legal quiet moves, then the quiet moves python-chess generates
+    (only the possible checks under check_masks), without those and en passant, by sort_quiets."""
+    order: list[chess.Move] = [tt_move] if tt_move is not None and board.is_pseudo_legal(tt_move) else []
+    for killer in killers:
+        if (killer is not None and killer not in order and not killer.promotion and not board.is_capture(killer)
+                and board.is_pseudo_legal(killer)):
+            order.append(killer)
+    us = board.turn
+    movers = board.occupied_co[us] & ~(board.pawns & PROMOTION_RANK[us])
+    targets = ~board.occupied_co[not us]
+    if check_masks is None:
+        generated = list(board.generate_pseudo_legal_moves(movers, targets))
+    else:
+        check_to, discoverers, reachers = check_masks
+        movers &= ~board.kings
+        generated = list(board.generate_pseudo_legal_moves(movers & reachers & ~discoverers, targets & check_to))
+        generated += board.generate_pseudo_legal_moves(movers & discoverers, targets)
+    quiets = [move for move in generated if move not in order and not board.is_en_passant(move)]
+    sort_quiets(board, quiets, history)
+    return order + quiets
+
+
+def check_quiet_stage(boards: Iterable[chess.Board], seed: int) -> tuple[int, int, int, int]:
+    """Compare the picker's quiet stage (quiet_list_kernel: python-chess's generation order,
+    castling from python-chess, sorted by history with pieces en prise first, the TT move and
+    killers left out) with reference_quiets, move for move, over random histories and hints, a
+    third of the positions under the check masks; (positions, with castling, Chess960, masked)."""
+    from garfish.engine.checks import check_masks_kernel
+
+    rng = random.Random(seed)
+    scores = np.random.default_rng(seed)
+    checked = castles = chess960 = masked = 0
+    for board in boards:
+        if board.is_check():
+            continue  # in check the picker takes its evasions (pick_evasions)
+        # Half the entries 0 (ties keep python-chess's order), the others -3000..3000.
+        history = scores.integers(-3000, 3001, 8192) * scores.integers(0, 2, 8192)
+        pseudo = list(board.generate_pseudo_legal_moves())
+        quiet = [m for m in pseudo if not board.is_capture(m) and not m.promotion]
+        tt_move = rng.choice(pseudo + quiet + [None, chess.Move.from_uci("a1h8")])
+        killers = (rng.choice(quiet + [None]), rng.choice(quiet + [None]))
+        masks: Optional[tuple[int, int, int]] = None
+        if rng.random() < 0.3:
+            black, white = board.occupied_co
+            check_to, discoverers, reachers = check_masks_kernel(
+                board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings, black, white,
+                board.turn)
+            masks = (int(check_to), int(discoverers), int(reachers))
+            masked += 1
+        got = list(pick_moves(SearchBoard.from_board(board), tt_move, killers, history, capture_targets=0,
+                              check_masks=masks))
+        assert got == reference_quiets(board, tt_move, killers, history, masks), board.fen()
+        checked += 1
+        castles += any(board.is_castling(m) for m in got)
+        chess960 += board.chess960
+    return checked, castles, chess960, masked
+
+
+def test_quiet_kernel_lists_python_chess_quiets_in_the_sorted_order() -> None:
+    checked, castles, _, masked = check_quiet_stage(random_game_boards(games=40, seed=41), seed=41)
+    assert checked > 1000 and castles > 50 and masked > 300
+
+
+def test_quiet_kernel_on_every_perft_suite_position(data) -> None:
+    """The same comparison on every position of the perft suites, standard and Chess960."""
+    boards = (case.board() for path in suite_files(data) for case in read_suite(path))
+    checked, castles, chess960, masked = check_quiet_stage(boards, seed=42)
+    assert checked > 7000 and castles > 150 and chess960 > 900 and masked > 300

@@ -15,6 +15,8 @@ quiet_checks_kernel lists, in python-chess's order, the quiet moves that give ch
 losing the checking piece by SEE (the first quiescence ply's checks, Searcher._quiet_checks).
 quiet_list_kernel is the picker's quiet stage: the quiet moves in python-chess's order (castling
 listed by python-chess and handed in), sorted by history as sort_quiets sorts them.
+evasion_list_kernel lists the evasions of a side in check in engine.movepick.evasion_moves' order
+(the quiescence search's), and evasion_order_kernel groups and sorts them for the picker's stages.
 
 They write into the caller's int64 array and return how many they wrote; tests compare them,
 move for move, with the python-chess paths they replace.
@@ -28,13 +30,13 @@ from numba import njit
 
 from garfish.engine.bits import (
     KING_ATTACKS, KNIGHT_ATTACKS, NONE_YET, ONE, PAWN_ATTACKS, RANK_1, RANK_2, RANK_3_4, RANK_4, RANK_5, RANK_5_6,
-    RANK_7, RANK_8, U64, bishop_attacks, msb, rook_attacks,
+    RANK_7, RANK_8, U64, ZERO, bishop_attacks, lsb, msb, rook_attacks,
 )
-from garfish.engine.checks import check_masks_kernel, gives_check_kernel, threats_kernel
+from garfish.engine.checks import check_masks_kernel, evasion_kernel, gives_check_kernel, threats_kernel
 from garfish.engine.flags import (
     ATTACKS_BISHOP, ATTACKS_KNIGHT, ATTACKS_PAWN, ATTACKS_QUEEN, ATTACKS_ROOK, PROMOTION_FLAG,
 )
-from garfish.engine.moves import MOVE_TABLE
+from garfish.engine.moves import MOVE_TABLE, TO_SHIFT
 from garfish.engine.see import see_ge_kernel
 from garfish.engine.types import MAX_LISTED_MOVES, PIECE_VALUE
 
@@ -371,6 +373,21 @@ def quiet_checks_kernel(pawns, knights, bishops, rooks, queens, kings, black, wh
                             reachers, CHECKS_ONLY, NO_CODE, NO_CODE, NO_CODE, out)
 
 
+@njit(cache=True)
+def _sort_packed(out, n):
+    """Sort the packed entries out[:n] (sort key, generation index, code) best first, by an
+    insertion sort (a few dozen entries), and leave only their codes."""
+    for i in range(1, n):
+        entry = out[i]
+        j = i - 1
+        while j >= 0 and out[j] < entry:
+            out[j + 1] = out[j]
+            j -= 1
+        out[j + 1] = entry
+    for i in range(n):
+        out[i] &= CODE_MASK
+
+
 @njit(f"int64({BITBOARDS}, uint64, uint64, uint64, boolean, int64, int64, int64, int64, int64, int64[::1], "
       "int64[::1])", cache=True, nogil=True)
 def quiet_list_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, check_to, discoverers,
@@ -399,7 +416,7 @@ def quiet_list_kernel(pawns, knights, bishops, rooks, queens, kings, black, whit
     if n < 2:
         return n
     # Sort keys packed above the codes: key, then the generation index (earlier first: a stable
-    # sort), then the code; sorted best first by an insertion sort (a few dozen entries).
+    # sort), then the code.
     threatened = threats_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn)
     base = 4096 if turn else 0
     for i in range(n):
@@ -409,13 +426,160 @@ def quiet_list_kernel(pawns, knights, bishops, rooks, queens, kings, black, whit
         if threatened & (ONE << U64(from_sq)):
             key += ESCAPE_BONUS
         out[i] = (key << _KEY_SHIFT) | ((255 - i) << _INDEX_SHIFT) | code
-    for i in range(1, n):
-        entry = out[i]
-        j = i - 1
-        while j >= 0 and out[j] < entry:
-            out[j + 1] = out[j]
-            j -= 1
-        out[j + 1] = entry
-    for i in range(n):
-        out[i] &= CODE_MASK
+    _sort_packed(out, n)
     return n
+
+
+RANK_1_OR_8 = RANK_1 | RANK_8  # a pawn arriving there promotes
+PROMOTION_ORDER = (5, 4, 3, 2)  # python-chess generates promotions queen, rook, bishop, knight
+
+
+@njit(cache=True)
+def _add_pawn_move(out, n, from_sq, to_sq):
+    """Write a pawn move (the four promotions, queen first, onto the last rank) at out[n]; the new count."""
+    if (ONE << U64(to_sq)) & RANK_1_OR_8:
+        for piece in PROMOTION_ORDER:
+            out[n] = from_sq | (to_sq << TO_SHIFT) | (piece << PROMOTION_SHIFT)
+            n += 1
+    else:
+        out[n] = from_sq | (to_sq << TO_SHIFT)
+        n += 1
+    return n
+
+
+@njit(cache=True)
+def _add_en_passant(pawns, own, occ, turn, ep, from_mask, to_mask, out, n):
+    """python-chess's generate_pseudo_legal_ep: the captures onto the en passant square ep (-1: none)."""
+    if ep < 0:
+        return n
+    ep_bb = ONE << U64(ep)
+    if not ep_bb & to_mask or ep_bb & occ:
+        return n
+    capturers = pawns & own & from_mask & PAWN_ATTACKS[0 if turn else 1, ep] & (RANK_5 if turn else RANK_4)
+    while capturers:
+        from_sq = np.int64(msb(capturers))
+        capturers ^= ONE << U64(from_sq)
+        out[n] = from_sq | (ep << TO_SHIFT)
+        n += 1
+    return n
+
+
+@njit(f"int64({BITBOARDS}, int64, int64[::1])", cache=True, nogil=True)
+def evasion_list_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, out):
+    """Write into out the codes of engine.movepick.evasion_moves for a side in check, in its order
+    (python-chess's evasion order, pseudo-legal: a pinned piece's move is listed, the search drops
+    it), and return their number: king steps to squares not attacked, then python-chess's
+    generate_pseudo_legal_moves(blockers, block) (pieces, pawn captures, pushes, double pushes, en
+    passant), then an en passant capture of the checking pawn."""
+    pawns, knights, bishops, rooks, queens = U64(pawns), U64(knights), U64(bishops), U64(rooks), U64(queens)
+    kings, black, white = U64(kings), U64(black), U64(white)
+    checkers, king_to, block, blockers = evasion_kernel(pawns, knights, bishops, rooks, queens, kings, black, white,
+                                                        turn)
+    own = white if turn else black
+    them = black if turn else white
+    occ = white | black
+    n = 0
+    ksq = np.int64(lsb(kings & own))
+    while king_to:
+        to_sq = np.int64(msb(king_to))
+        king_to ^= ONE << U64(to_sq)
+        out[n] = ksq | (to_sq << TO_SHIFT)
+        n += 1
+    if blockers:
+        pieces = own & ~pawns & blockers
+        while pieces:
+            from_sq = np.int64(msb(pieces))
+            from_bb = ONE << U64(from_sq)
+            pieces ^= from_bb
+            if from_bb & knights:
+                targets = KNIGHT_ATTACKS[from_sq]
+            elif from_bb & bishops:
+                targets = bishop_attacks(from_sq, occ)
+            elif from_bb & rooks:
+                targets = rook_attacks(from_sq, occ)
+            elif from_bb & queens:
+                targets = bishop_attacks(from_sq, occ) | rook_attacks(from_sq, occ)
+            else:
+                targets = KING_ATTACKS[from_sq]
+            targets &= ~own & block
+            while targets:
+                to_sq = np.int64(msb(targets))
+                targets ^= ONE << U64(to_sq)
+                out[n] = from_sq | (to_sq << TO_SHIFT)
+                n += 1
+        own_pawns = pawns & own & blockers
+        if own_pawns:
+            capturers = own_pawns
+            while capturers:
+                from_sq = np.int64(msb(capturers))
+                capturers ^= ONE << U64(from_sq)
+                targets = PAWN_ATTACKS[1 if turn else 0, from_sq] & them & block
+                while targets:
+                    to_sq = np.int64(msb(targets))
+                    targets ^= ONE << U64(to_sq)
+                    n = _add_pawn_move(out, n, from_sq, to_sq)
+            single, double, step = pawn_pushes(own_pawns, occ, turn)
+            single &= block
+            double &= block
+            while single:
+                to_sq = np.int64(msb(single))
+                single ^= ONE << U64(to_sq)
+                n = _add_pawn_move(out, n, to_sq - step, to_sq)
+            while double:
+                to_sq = np.int64(msb(double))
+                double ^= ONE << U64(to_sq)
+                out[n] = (to_sq - 2 * step) | (to_sq << TO_SHIFT)
+                n += 1
+            n = _add_en_passant(pawns, own, occ, turn, ep, blockers, block, out, n)
+    if block and ep >= 0 and not (ONE << U64(ep)) & block and ep + (-8 if turn else 8) == np.int64(msb(checkers)):
+        n = _add_en_passant(pawns, own, occ, turn, ep, ~ZERO, ~ZERO, out, n)
+    return n
+
+
+_GROUP_SHIFT = 56  # evasion_order_kernel's sort: the group above the key
+
+
+@njit("UniTuple(int64, 3)(uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean, int64, "
+      "int64[::1], int64[::1])", cache=True, nogil=True)
+def evasion_order_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, history, out):
+    """The picker's stages over the evasions of a side in check (engine.movepick.pick_evasions):
+    write into out the codes of evasion_list_kernel's moves regrouped, each group stably sorted
+    best first: the good captures and promotions (is_good_capture) by MVV-LVA as typed_captures
+    sorts them, the quiet moves as sort_quiets sorts them (pieces en prise first, then by
+    history), then the other captures and promotions by MVV-LVA; return (good, good + quiet,
+    every one): where each group ends."""
+    pawns, knights, bishops, rooks, queens = U64(pawns), U64(knights), U64(bishops), U64(rooks), U64(queens)
+    kings, black, white = U64(kings), U64(black), U64(white)
+    n = evasion_list_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, out)
+    them = black if turn else white
+    threatened = threats_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn)
+    base = 4096 if turn else 0
+    good = quiet = 0
+    for i in range(n):
+        code = out[i]
+        from_sq = code & 63
+        to_sq = (code >> TO_SHIFT) & 63
+        promotion = code >> PROMOTION_SHIFT
+        from_bb = ONE << U64(from_sq)
+        to_bb = ONE << U64(to_sq)
+        step = abs(to_sq - from_sq)
+        en_passant = to_sq == ep and (from_bb & pawns) != ZERO and (step == 7 or step == 9)
+        if promotion != 0 or (to_bb & them) != ZERO or en_passant:
+            attacker = _piece_at(from_bb, pawns, knights, bishops, rooks, queens)
+            victim = _piece_at(to_bb, pawns, knights, bishops, rooks, queens) if to_bb & them else np.int64(1)
+            key = _VALUE[victim] * 8 - _VALUE[attacker] // 100 + (_VALUE[promotion] * 8 if promotion else 0)
+            if _good(pawns, knights, bishops, rooks, queens, kings, black, white, from_sq, to_sq, attacker, victim,
+                     promotion):
+                group = 2
+                good += 1
+            else:
+                group = 0
+        else:
+            key = history[base + from_sq * 64 + to_sq]
+            if threatened & from_bb:
+                key += ESCAPE_BONUS
+            group = 1
+            quiet += 1
+        out[i] = (group << _GROUP_SHIFT) | ((key + _SORT_BIAS) << _KEY_SHIFT) | ((255 - i) << _INDEX_SHIFT) | code
+    _sort_packed(out, n)
+    return good, good + quiet, n

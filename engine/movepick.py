@@ -8,12 +8,11 @@ Moves are generated lazily, stage by stage, because a TT move or first capture o
 before any quiet move is needed. A side in check goes through the same stages over its evasions
 (pick_evasions). The search rejects a move that leaves its king attacked after making it.
 
-capture_moves, typed_captures and is_good_capture list and judge captures with python-chess: the
-evasions use them, and they are the reference the capture kernels (engine.captures) are tested
-against. The quiescence search's lists are its own (engine.captures' kernels). The capture and
-quiet stages are one kernel call each (capture_list_kernel, quiet_list_kernel), which list the
-moves in python-chess's order and sort them as typed_captures and sort_quiets would; sort_quiets
-still orders the evasions, and the tests hold the kernels to python-chess's generators.
+The capture, quiet and evasion stages are one kernel call each (engine.captures:
+capture_list_kernel, quiet_list_kernel, evasion_order_kernel), which list the moves in
+python-chess's order and sort them as typed_captures and sort_quiets would. capture_moves,
+typed_captures, is_good_capture, sort_quiets and evasion_moves do the same with python-chess: they
+are the references the kernels are tested against, move for move.
 """
 
 from __future__ import annotations
@@ -25,7 +24,9 @@ import chess
 import numpy as np
 
 from garfish.engine.bits import entry_point
-from garfish.engine.captures import CODE_MASK, ESCAPE_BONUS, GOOD_BIT, capture_list_kernel, quiet_list_kernel
+from garfish.engine.captures import (
+    CODE_MASK, ESCAPE_BONUS, GOOD_BIT, capture_list_kernel, evasion_order_kernel, quiet_list_kernel,
+)
 from garfish.engine.checks import attackers_kernel, evasion_kernel, threats_entry
 from garfish.engine.moves import MOVE_TABLE, decode, encode
 from garfish.engine.see import see_ge_kernel
@@ -38,6 +39,7 @@ _see_ge = entry_point(see_ge_kernel)
 _capture_list = entry_point(capture_list_kernel)
 _evasion = entry_point(evasion_kernel)
 _quiet_list = entry_point(quiet_list_kernel)
+_evasion_order = entry_point(evasion_order_kernel)
 PROMOTION_RANK = (chess.BB_RANK_2, chess.BB_RANK_7)  # indexed by colour: pawns about to promote
 BACK_RANK = (chess.BB_RANK_8, chess.BB_RANK_1)  # indexed by colour: where its castling rooks stand
 
@@ -250,9 +252,10 @@ def pick_evasions(
     killers: Sequence[Optional[chess.Move]],
     history: np.ndarray,
 ) -> Iterator[chess.Move]:
-    """pick_moves for a side in check: the same stages and orders, from one evasion generation
-    (evasion_moves) instead of one per stage. Pseudo-legal too: the caller rejects moves that leave
-    its king attacked."""
+    """pick_moves for a side in check: the same stages and orders over the evasions, listed,
+    grouped and sorted by one kernel call (engine.captures.evasion_order_kernel: evasion_moves'
+    list, typed_captures' and sort_quiets' orders, is_good_capture's test). Pseudo-legal too: the
+    caller rejects moves that leave its king attacked."""
     # Stage.TT_MOVE.
     if tt_move is not None:
         # Pseudo-legal is enough (python-chess never has castling out of check pseudo-legal): the
@@ -261,32 +264,32 @@ def pick_evasions(
             yield tt_move  # before generating: it often cuts off
         else:
             tt_move = None
-    moves = evasion_moves(board)
-    is_capture = board.is_capture
-    captures = []
-    quiets = []
-    for move in moves:
-        if move == tt_move:
-            continue
-        if move.promotion or is_capture(move):
-            captures.append(move)
-        else:
-            quiets.append(move)
-    # Stage.GOOD_CAPTURES (the bad ones kept for Stage.BAD_CAPTURES).
-    bad = []
-    for move, attacker, victim in typed_captures(board, captures):
-        if is_good_capture(board, move, attacker, victim):
-            yield move
-        else:
-            bad.append(move)
+    # The other stages from one kernel call: the evasions grouped and sorted (engine.captures).
+    ep = board.ep_square
+    black, white = board.occupied_co
+    codes = board.codes
+    good, quiet, count = _evasion_order(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
+                                        board.kings, black, white, board.turn, -1 if ep is None else ep, history, codes)
+    listed = codes[:count].tolist()
+    tt_code = encode(tt_move) if tt_move is not None else -1
+    # Stage.GOOD_CAPTURES.
+    for code in listed[:good]:
+        if code != tt_code:
+            yield MOVE_TABLE[code]
     # Stage.KILLERS.
+    quiets = listed[good:quiet]
+    if tt_code in quiets:
+        quiets.remove(tt_code)
     for killer in killers:
-        if killer is not None and killer in quiets:
-            quiets.remove(killer)
-            yield killer
+        if killer is not None:
+            code = encode(killer)
+            if code in quiets:
+                quiets.remove(code)
+                yield killer
     # Stage.QUIETS.
-    if len(quiets) > 1:
-        sort_quiets(board, quiets, history)
-    yield from quiets
+    for code in quiets:
+        yield MOVE_TABLE[code]
     # Stage.BAD_CAPTURES.
-    yield from bad
+    for code in listed[quiet:]:
+        if code != tt_code:
+            yield MOVE_TABLE[code]

@@ -5,8 +5,8 @@ quiescence_kernel as bitboards, with the side to move, the en passant square, th
 kernel's result for it and, with a network, the accumulators of the search's board (NetworkBoard's
 state, whose slot for this ply the move that led here filled). The kernel searches every node
 below it as the Python quiescence search did, in the same order with the same pruning, and so the
-same tree: stand pat; in check, every evasion (evasion_list_kernel, in python-chess's order of
-engine.movepick.evasion_moves) and mate when none is legal; else the captures and promotions of
+same tree: stand pat; in check, every evasion (engine.captures.evasion_list_kernel, in
+python-chess's order of engine.movepick.evasion_moves) and mate when none is legal; else the captures and promotions of
 quiescence_list_kernel (engine.captures: ordered by MVV-LVA, delta-pruned by piece type, SEE
 tested), delta pruning against the raised alpha, losing captures and under-promotions skipped;
 at the first quiescence ply, the quiet checks of quiet_checks_kernel once no capture has cut off.
@@ -29,14 +29,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from garfish.engine.bits import (
-    KING_ATTACKS, KNIGHT_ATTACKS, NONE_YET, ONE, PAWN_ATTACKS, RANK_1, RANK_4, RANK_5, RANK_8, U64, ZERO,
-    bishop_attacks, entry_point, lsb, msb, rook_attacks,
-)
+from garfish.engine.bits import NONE_YET, ONE, U64, entry_point
 from garfish.engine.captures import (
-    ATTACKER_SHIFT, CODE_MASK, GOOD_BIT, pawn_pushes, PROMOTION_BITS, TYPE_MASK, VICTIM_SHIFT, quiescence_list_kernel, quiet_checks_kernel,
+    ATTACKER_SHIFT, CODE_MASK, GOOD_BIT, PROMOTION_BITS, TYPE_MASK, VICTIM_SHIFT, evasion_list_kernel,
+    quiescence_list_kernel, quiet_checks_kernel,
 )
-from garfish.engine.checks import evasion_kernel
 from garfish.engine.evaluate import evaluate_kernel
 from garfish.engine.flags import FLAG_BITS, FLAGS_MASK, ILLEGAL_FLAG, IN_CHECK_FLAG
 from garfish.engine.moves import PROMOTION_SHIFT, SQUARE_MASK, TO_SHIFT
@@ -45,8 +42,6 @@ from garfish.engine.types import INF, MATE, MAX_LISTED_MOVES, MAX_PLY, PIECE_VAL
 
 DELTA_MARGIN = 200  # delta pruning's margin, centipawns: a capture must be able to lift the score this much past alpha
 PAWNS, KNIGHTS, BISHOPS, ROOKS, QUEENS, KINGS, BLACK, WHITE = range(8)  # a state row's bitboards
-RANK_1_OR_8 = RANK_1 | RANK_8  # a pawn arriving there promotes
-PROMOTION_ORDER = (5, 4, 3, 2)  # python-chess generates promotions queen, rook, bishop, knight
 _VALUE = np.array(PIECE_VALUE, dtype=np.int64)
 FRAMES = MAX_PLY + 2  # rows of the work arrays: one per quiescence ply, and one more for the child of the last
 # A frame (one row of `frames` per quiescence ply): the node's side to move (1: White), en passant
@@ -61,108 +56,6 @@ ROOT_ROW = NONE_YET  # the subtree's root
 SPARE_ROW = np.int64(FRAMES - 1)  # leaf_kernel's parent, made into the root
 
 BITBOARDS = "uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean"
-
-
-@njit(cache=True)
-def _add_pawn_move(out, n, from_sq, to_sq):
-    """Write a pawn move (the four promotions, queen first, onto the last rank) at out[n]; the new count."""
-    if (ONE << U64(to_sq)) & RANK_1_OR_8:
-        for piece in PROMOTION_ORDER:
-            out[n] = from_sq | (to_sq << TO_SHIFT) | (piece << PROMOTION_SHIFT)
-            n += 1
-    else:
-        out[n] = from_sq | (to_sq << TO_SHIFT)
-        n += 1
-    return n
-
-
-@njit(cache=True)
-def _add_en_passant(pawns, own, occ, turn, ep, from_mask, to_mask, out, n):
-    """python-chess's generate_pseudo_legal_ep: the captures onto the en passant square ep (-1: none)."""
-    if ep < 0:
-        return n
-    ep_bb = ONE << U64(ep)
-    if not ep_bb & to_mask or ep_bb & occ:
-        return n
-    capturers = pawns & own & from_mask & PAWN_ATTACKS[0 if turn else 1, ep] & (RANK_5 if turn else RANK_4)
-    while capturers:
-        from_sq = np.int64(msb(capturers))
-        capturers ^= ONE << U64(from_sq)
-        out[n] = from_sq | (ep << TO_SHIFT)
-        n += 1
-    return n
-
-
-@njit(f"int64({BITBOARDS}, int64, int64[::1])", cache=True, nogil=True)
-def evasion_list_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, out):
-    """Write into out the codes of engine.movepick.evasion_moves for a side in check, in its order
-    (python-chess's evasion order, pseudo-legal: a pinned piece's move is listed, the search drops
-    it), and return their number: king steps to squares not attacked, then python-chess's
-    generate_pseudo_legal_moves(blockers, block) (pieces, pawn captures, pushes, double pushes, en
-    passant), then an en passant capture of the checking pawn."""
-    pawns, knights, bishops, rooks, queens = U64(pawns), U64(knights), U64(bishops), U64(rooks), U64(queens)
-    kings, black, white = U64(kings), U64(black), U64(white)
-    checkers, king_to, block, blockers = evasion_kernel(pawns, knights, bishops, rooks, queens, kings, black, white,
-                                                        turn)
-    own = white if turn else black
-    them = black if turn else white
-    occ = white | black
-    n = 0
-    ksq = np.int64(lsb(kings & own))
-    while king_to:
-        to_sq = np.int64(msb(king_to))
-        king_to ^= ONE << U64(to_sq)
-        out[n] = ksq | (to_sq << TO_SHIFT)
-        n += 1
-    if blockers:
-        pieces = own & ~pawns & blockers
-        while pieces:
-            from_sq = np.int64(msb(pieces))
-            from_bb = ONE << U64(from_sq)
-            pieces ^= from_bb
-            if from_bb & knights:
-                targets = KNIGHT_ATTACKS[from_sq]
-            elif from_bb & bishops:
-                targets = bishop_attacks(from_sq, occ)
-            elif from_bb & rooks:
-                targets = rook_attacks(from_sq, occ)
-            elif from_bb & queens:
-                targets = bishop_attacks(from_sq, occ) | rook_attacks(from_sq, occ)
-            else:
-                targets = KING_ATTACKS[from_sq]
-            targets &= ~own & block
-            while targets:
-                to_sq = np.int64(msb(targets))
-                targets ^= ONE << U64(to_sq)
-                out[n] = from_sq | (to_sq << TO_SHIFT)
-                n += 1
-        own_pawns = pawns & own & blockers
-        if own_pawns:
-            capturers = own_pawns
-            while capturers:
-                from_sq = np.int64(msb(capturers))
-                capturers ^= ONE << U64(from_sq)
-                targets = PAWN_ATTACKS[1 if turn else 0, from_sq] & them & block
-                while targets:
-                    to_sq = np.int64(msb(targets))
-                    targets ^= ONE << U64(to_sq)
-                    n = _add_pawn_move(out, n, from_sq, to_sq)
-            single, double, step = pawn_pushes(own_pawns, occ, turn)
-            single &= block
-            double &= block
-            while single:
-                to_sq = np.int64(msb(single))
-                single ^= ONE << U64(to_sq)
-                n = _add_pawn_move(out, n, to_sq - step, to_sq)
-            while double:
-                to_sq = np.int64(msb(double))
-                double ^= ONE << U64(to_sq)
-                out[n] = (to_sq - 2 * step) | (to_sq << TO_SHIFT)
-                n += 1
-            n = _add_en_passant(pawns, own, occ, turn, ep, blockers, block, out, n)
-    if block and ep >= 0 and not (ONE << U64(ep)) & block and ep + (-8 if turn else 8) == np.int64(msb(checkers)):
-        n = _add_en_passant(pawns, own, occ, turn, ep, ~ZERO, ~ZERO, out, n)
-    return n
 
 
 @njit(cache=True)

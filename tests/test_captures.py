@@ -10,8 +10,8 @@ import chess.polyglot
 import numpy as np
 
 from garfish.engine.captures import (
-    ATTACKER_SHIFT, CODE_MASK, GOOD_BIT, TYPE_MASK, VICTIM_SHIFT, capture_list_kernel, quiescence_list_kernel,
-    quiet_checks_kernel, quiet_list_kernel,
+    ATTACKER_SHIFT, CODE_MASK, GOOD_BIT, TYPE_MASK, VICTIM_SHIFT, capture_list_kernel, evasion_order_kernel,
+    quiescence_list_kernel, quiet_checks_kernel, quiet_list_kernel,
 )
 from garfish.engine.checks import check_masks_kernel
 from garfish.engine.movepick import PROMOTION_RANK, capture_moves, is_good_capture
@@ -126,10 +126,12 @@ def test_quiet_checks_are_the_quiet_checks_that_keep_the_piece_in_python_chess_o
 def test_compiled_and_interpreted_kernels_agree() -> None:
     # The kernels run as plain Python under NUMBA_DISABLE_JIT=1 (every kernel has that fallback).
     fens = [board.fen() for index, board in enumerate(boards()) if index % 10 == 0]
+    fens += [board.fen() for board in random_game_boards(games=10, seed=44) if board.is_check()]  # evasions
     code = (
         "import json, sys, chess\n"
         "import numpy as np\n"
-        "from garfish.engine.captures import capture_list_kernel, quiet_checks_kernel, quiet_list_kernel\n"
+        "from garfish.engine.captures import capture_list_kernel, evasion_order_kernel, quiet_checks_kernel,"
+        " quiet_list_kernel\n"
         "out = np.empty(256, dtype=np.int64)\n"
         "history = (np.arange(8192, dtype=np.int64) * 7919) % 601 - 300\n"
         "results = []\n"
@@ -142,7 +144,10 @@ def test_compiled_and_interpreted_kernels_agree() -> None:
         "    n = quiet_checks_kernel(*bits, out)\n"
         "    checks = out[:n].tolist()\n"
         "    n = quiet_list_kernel(*bits, 0, 0, 0, False, -1, -1, -1, -1, -1, history, out)\n"
-        "    results.append([captures, checks, out[:n].tolist()])\n"
+        "    quiets = out[:n].tolist()\n"
+        "    ep = -1 if b.ep_square is None else b.ep_square\n"
+        "    good, quiet, n = evasion_order_kernel(*bits, ep, history, out) if b.is_check() else (0, 0, 0)\n"
+        "    results.append([captures, checks, quiets, [good, quiet] + out[:n].tolist()])\n"
         "print(json.dumps(results))\n"
     )
     out = np.empty(MAX_LISTED_MOVES, dtype=np.int64)
@@ -156,8 +161,13 @@ def test_compiled_and_interpreted_kernels_agree() -> None:
         count = quiet_checks_kernel(*bitboards(board), out)
         checks = out[:count].tolist()
         count = quiet_list_kernel(*bitboards(board), 0, 0, 0, False, -1, -1, -1, -1, -1, history, out)
-        expected.append([captures, checks, out[:count].tolist()])
-    assert len(fens) > 100 and any(lists[0] for lists in expected) and any(lists[1] for lists in expected)
+        quiets = out[:count].tolist()
+        # The evasion stages, for the boards in check.
+        in_check = board.is_check()
+        good, quiet, count = evasion_order_kernel(*bitboards(board), ep, history, out) if in_check else (0, 0, 0)
+        expected.append([captures, checks, quiets, [good, quiet] + out[:count].tolist()])
+    assert len(fens) > 100 and all(any(lists[i] for lists in expected) for i in range(3))
+    assert any(len(lists[3]) > 2 for lists in expected)
     assert run_interpreted(code, fens) == expected
 
 

@@ -11,7 +11,9 @@ import pytest
 
 from garfish.engine.board import SearchBoard
 from garfish.engine.checks import gives_check
-from garfish.engine.movepick import PROMOTION_RANK, capture_moves, is_good_capture, pick_moves, sort_quiets
+from garfish.engine.movepick import (
+    PROMOTION_RANK, capture_moves, evasion_moves, is_good_capture, pick_moves, sort_quiets, typed_captures,
+)
 from garfish.engine.moves import MOVES_BY_CODE, decode, encode
 from garfish.engine.see import see_ge
 from garfish.perft.core import divide, perft
@@ -412,3 +414,52 @@ def test_quiet_kernel_on_every_perft_suite_position(data) -> None:
     boards = (case.board() for path in suite_files(data) for case in read_suite(path))
     checked, castles, chess960, masked = check_quiet_stage(boards, seed=42)
     assert checked > 7000 and castles > 150 and chess960 > 900 and masked > 300
+
+
+def reference_evasions(board: chess.Board, tt_move: Optional[chess.Move], killers: tuple[Optional[chess.Move], ...],
+                       history: np.ndarray) -> list[chess.Move]:
+    """The evasion picker's stages made with python-chess (its Python path before
+    engine.captures.evasion_order_kernel): the TT move if pseudo-legal, then evasion_moves' list
+    without it split into captures and promotions (typed_captures, is_good_capture) and quiet moves
+    (the killers among them first, then sort_quiets), the losing captures last."""
+    order: list[chess.Move] = []
+    if tt_move is not None and board.is_pseudo_legal(tt_move):
+        order.append(tt_move)
+    else:
+        tt_move = None
+    captures, quiets = [], []
+    for move in evasion_moves(board):
+        if move != tt_move:
+            (captures if move.promotion or board.is_capture(move) else quiets).append(move)
+    bad = []
+    for move, attacker, victim in typed_captures(board, captures):
+        (order if is_good_capture(board, move, attacker, victim) else bad).append(move)
+    for killer in killers:
+        if killer is not None and killer in quiets:
+            quiets.remove(killer)
+            order.append(killer)
+    sort_quiets(board, quiets, history)
+    return order + quiets + bad
+
+
+def test_evasion_kernel_gives_python_chess_evasions_in_the_staged_order(data) -> None:
+    """pick_evasions (evasion_order_kernel) against reference_evasions, move for move (pseudo-legal
+    moves included), on every position in check of the perft suites (standard and Chess960) and
+    of 200 random games, with random histories, TT moves and killers."""
+    rng = random.Random(43)
+    scores = np.random.default_rng(43)
+    boards = [case.board() for path in suite_files(data) for case in read_suite(path)]
+    boards += random_game_boards(games=200, seed=43)
+    checked = captures = 0
+    for board in boards:
+        if not board.is_check():
+            continue
+        history = scores.integers(-3000, 3001, 8192) * scores.integers(0, 2, 8192)
+        pseudo = list(board.generate_pseudo_legal_moves())
+        tt_move = rng.choice(pseudo + [None, chess.Move.from_uci("a1h8")])
+        killers = (rng.choice(pseudo + [None]), rng.choice(pseudo + [None]))
+        got = list(pick_moves(SearchBoard.from_board(board), tt_move, killers, history, in_check=True))
+        assert got == reference_evasions(board, tt_move, killers, history), board.fen()
+        checked += 1
+        captures += any(board.is_capture(m) for m in got)
+    assert checked > 500 and captures > 200

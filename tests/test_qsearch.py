@@ -21,9 +21,8 @@ from garfish.engine.movepick import capture_moves, evasion_moves, is_good_captur
 from garfish.engine.moves import decode, encode
 from garfish.engine.nnue import NetworkEvaluator
 from garfish.engine.flags import ILLEGAL_FLAG, IN_CHECK_FLAG
-from garfish.engine.qsearch import (
-    FRAMES, QuiescenceWork, _make, evasion_list_kernel, leaf_kernel, quiescence_kernel,
-)
+from garfish.engine.captures import evasion_list_kernel
+from garfish.engine.qsearch import FRAMES, QuiescenceWork, _make, leaf_kernel, quiescence_kernel
 from garfish.engine.types import INF, MAX_LISTED_MOVES, MAX_PLY, bitboards
 from garfish.perft.suites import read_suite, suite_files
 from conftest import run_interpreted
@@ -260,7 +259,8 @@ def test_compiled_and_interpreted_kernels_agree(data: Path) -> None:
         "import json, sys, chess\n"
         "import numpy as np\n"
         "from garfish.engine.evaluate import evaluate_packed\n"
-        "from garfish.engine.qsearch import QuiescenceWork, evasion_list_kernel, quiescence_kernel\n"
+        "from garfish.engine.captures import evasion_list_kernel\n"
+        "from garfish.engine.qsearch import QuiescenceWork, quiescence_kernel\n"
         "from garfish.engine.types import bitboards\n"
         "fens, cases = json.loads(sys.stdin.read())\n"
         "out = np.empty(256, dtype=np.int64)\n"

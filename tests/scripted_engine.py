@@ -5,7 +5,8 @@ Its behaviour is chosen on the command line (run it with `sys.executable`):
     scripted_engine.py [--play first|random|greedy] [--seed S] [--score CP] [--name NAME]
                        [--misbehave illegal|stall|crash|flag|null|none] [--after K]
                        [--fail-start] [--options] [--chess960] [--ponder] [--delay S] [--stop-delay S]
-                       [--deviate K] [--moves UCI,UCI,...] [--log FILE]
+                       [--deviate K] [--moves UCI,UCI,...] [--log FILE] [--multipv]
+                       [--hold-file PATH --hold-game N]
 
 --play       first: the first legal move in python-chess's order; random: a legal move picked by a
              seeded hash of the position (the same position always gets the same move); greedy: mate
@@ -27,11 +28,17 @@ Its behaviour is chosen on the command line (run it with `sys.executable`):
 --moves LIST a game's moves from its start (comma-separated UCI): at ply N of the game (N moves
              after the `position` FEN) play the N-th, while it is legal; then as --play.
 --log FILE   append every line received to FILE.
+--multipv    declare MultiPV; with N lines, answer each `go` with N `info ... multipv i` lines: the move
+             --play picks, then the other legal moves by their UCI text, 10 cp less each (the score is
+             --score's).
+--hold-file  with --hold-game N: from the N-th `ucinewgame` this process receives on, answer no
+             `go` while PATH does not exist (it waits for the file: a test decides when it goes on).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 import zlib
@@ -45,6 +52,7 @@ PIECE_VALUE = MappingProxyType({chess.PAWN: 1, chess.KNIGHT: 3, chess.BISHOP: 3,
 FLAG_EXTRA_SECONDS = 0.3
 STALL_SECONDS = 3600.0
 CRASH_STATUS = 3
+HOLD_POLL_SECONDS = 0.02
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -65,6 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--deviate", type=int, default=0)
     parser.add_argument("--moves", default="")
     parser.add_argument("--log", default=None)
+    parser.add_argument("--multipv", action="store_const", const=1, default=0)
+    parser.add_argument("--hold-file", default=None)
+    parser.add_argument("--hold-game", type=int, default=1)
     return parser
 
 
@@ -147,7 +158,15 @@ def answer_go(tokens: list[str], board: chess.Board, moves_in_game: int, args: a
     if misbehave == "flag":
         time.sleep(go_seconds(tokens, board) + FLAG_EXTRA_SECONDS)
     score = args.score if args.score is not None else 0
-    out.write(f"info depth 1 seldepth 1 score cp {score} nodes 1 time 1 nps 1000\n")
+    if args.multipv and misbehave is None and not board.is_game_over():
+        # MultiPV lines: the move the script plays first, then the others by UCI text, each 10 cp worse.
+        best = choose_move(board, args)
+        others = sorted((m for m in board.legal_moves if m != best), key=lambda m: m.uci())
+        for rank, move in enumerate([best] + others[:args.multipv - 1], start=1):
+            out.write(f"info depth 1 seldepth 1 multipv {rank} score cp {score - 10 * (rank - 1)} nodes 1 time 1 "
+                      f"nps 1000 pv {board.uci(move)}\n")
+    else:
+        out.write(f"info depth 1 seldepth 1 score cp {score} nodes 1 time 1 nps 1000\n")
     if misbehave == "illegal":
         out.write(f"bestmove {illegal_move(board)}\n")
     elif misbehave == "null":
@@ -173,6 +192,7 @@ def run(args: argparse.Namespace, inp: TextIO, out: TextIO) -> int:
     chess960 = False
     moves_in_game = 0
     pondering: Optional[list[str]] = None  # the `go ponder` waiting for ponderhit or stop
+    games = 0  # ucinewgame commands received
     log = open(args.log, "a", encoding="utf-8") if args.log else None
     for line in inp:
         if log is not None:
@@ -191,6 +211,8 @@ def run(args: argparse.Namespace, inp: TextIO, out: TextIO) -> int:
                 out.write("option name UCI_Chess960 type check default false\n")
             if args.ponder:
                 out.write("option name Ponder type check default false\n")
+            if args.multipv:
+                out.write("option name MultiPV type spin default 1 min 1 max 256\n")
             out.write("uciok\n")
             out.flush()
         elif command == "isready":
@@ -198,14 +220,20 @@ def run(args: argparse.Namespace, inp: TextIO, out: TextIO) -> int:
             out.flush()
         elif command == "setoption" and tokens[1:3] == ["name", "UCI_Chess960"] and args.chess960:
             chess960 = tokens[-1] == "true"
+        elif command == "setoption" and tokens[1:3] == ["name", "MultiPV"] and args.multipv:
+            args.multipv = max(1, int(tokens[-1]))
         elif command == "ucinewgame":
             moves_in_game = 0
+            games += 1
         elif command == "position":
             board = set_position(tokens, chess960)
         elif command == "go" and "ponder" in tokens:
             pondering = tokens
         elif command == "go":
             moves_in_game += 1
+            if args.hold_file is not None and games >= args.hold_game:
+                while not os.path.exists(args.hold_file):
+                    time.sleep(HOLD_POLL_SECONDS)
             time.sleep(args.delay)
             answer_go(tokens, board, moves_in_game, args, out)
         elif command in ("ponderhit", "stop") and pondering is not None:

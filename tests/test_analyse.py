@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import math
+import shlex
 import signal
 import subprocess
 import sys
@@ -22,7 +23,8 @@ from garfish.arena import analyse, annotate
 from garfish.arena.annotate import GameAnalysis, Judgement, MoveEval
 
 NODES = 400  # per search: enough for Garfish to see a mate in one and to play sensible moves
-INTERRUPT_COPIES = 3  # copies of GAMES in the interrupted run: games enough to interrupt at the second
+INTERRUPT_COPIES = 2  # copies of GAMES in the interrupted run: games after the second, at which it is interrupted
+SCRIPTED_ENGINE = ROOT / "tests" / "scripted_engine.py"
 MISSED_MATE = """\
 [Event "missed mate"]
 [White "Careless"]
@@ -284,14 +286,21 @@ def test_bad_games_are_reported_and_copied_and_the_rest_analysed(tmp_path: Path)
 
 
 def test_an_interrupted_run_resumes_to_the_same_output(tmp_path: Path) -> None:
-    # Many games after the two the run is interrupted at, so that it cannot finish before the
-    # interrupt arrives (CI once saw a run of four games end first).
+    # The engine (tests/scripted_engine.py) answers the first two games' searches, then holds every
+    # search until the hold file exists: the interrupted run cannot end before the interrupt
+    # arrives, however fast or slow the machine (a run of Garfish itself once did, on a busy one).
     games_file = tmp_path / "games.pgn"
     games_file.write_text("\n".join([GAMES] * INTERRUPT_COPIES))
+    hold = tmp_path / "go-on"
+    engine = shlex.join([sys.executable, str(SCRIPTED_ENGINE), "--play", "greedy", "--score", "25", "--multipv",
+                         "--hold-file", str(hold), "--hold-game", "3"])
+    settings = ("--nodes", str(NODES), "--engine", engine)
+    hold.touch()
     whole = tmp_path / "whole.pgn"
-    assert run_analyse(str(games_file), "-o", str(whole), "--nodes", str(NODES)).returncode == 0
+    assert run_analyse(str(games_file), "-o", str(whole), *settings).returncode == 0
+    hold.unlink()
     out = tmp_path / "out.pgn"
-    command = [sys.executable, "-m", "garfish.uci", "analyse", str(games_file), "-o", str(out), "--nodes", str(NODES)]
+    command = [sys.executable, "-m", "garfish.uci", "analyse", str(games_file), "-o", str(out), *settings]
     process = subprocess.Popen(command, cwd=str(ROOT), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     assert process.stdout is not None
     finished = 0
@@ -303,15 +312,16 @@ def test_an_interrupted_run_resumes_to_the_same_output(tmp_path: Path) -> None:
     process.stdout.read()
     assert process.wait(timeout=CLI_TIMEOUT) == 130
     journal = analyse.journal_path(out)
-    assert len(journal.read_text().splitlines()) in (3, 4)  # the settings and two games (a third may have ended)
+    assert len(journal.read_text().splitlines()) == 3  # the settings and two games
     with out.open("a") as handle:
         handle.write('[Event "a game whose writing was cut')  # as if the interruption broke off a write
-    resumed = run_analyse(str(games_file), "-o", str(out), "--nodes", str(NODES), "--resume")
+    hold.touch()
+    resumed = run_analyse(str(games_file), "-o", str(out), *settings, "--resume")
     assert resumed.returncode == 0, resumed.stderr
     assert "resumed after" in resumed.stdout
     assert out.read_text() == whole.read_text()
     assert "Anna" in resumed.stdout.split("-" * 72)[1]  # the table counts the games of both runs
-    changed = run_analyse(str(games_file), "-o", str(out), "--nodes", str(NODES + 1), "--resume")
+    changed = run_analyse(str(games_file), "-o", str(out), "--nodes", str(NODES + 1), "--engine", engine, "--resume")
     assert changed.returncode == 2 and "limit was" in changed.stderr
 
 

@@ -288,7 +288,7 @@ def test_bad_games_are_reported_and_copied_and_the_rest_analysed(tmp_path: Path)
 def test_an_interrupted_run_resumes_to_the_same_output(tmp_path: Path) -> None:
     # The engine (tests/scripted_engine.py) answers the first two games' searches, then holds every
     # search until the hold file exists: the interrupted run cannot end before the interrupt
-    # arrives, however fast or slow the machine (a run of Garfish itself once did, on a busy one).
+    # arrives, however fast or slow the machine.
     games_file = tmp_path / "games.pgn"
     games_file.write_text("\n".join([GAMES] * INTERRUPT_COPIES))
     hold = tmp_path / "go-on"
@@ -301,7 +301,10 @@ def test_an_interrupted_run_resumes_to_the_same_output(tmp_path: Path) -> None:
     hold.unlink()
     out = tmp_path / "out.pgn"
     command = [sys.executable, "-m", "garfish.uci", "analyse", str(games_file), "-o", str(out), *settings]
-    process = subprocess.Popen(command, cwd=str(ROOT), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    # SIGINT as a terminal sends it, whatever this process inherited (a shell starts background
+    # jobs with SIGINT ignored, and an ignored signal stays ignored across exec).
+    process = subprocess.Popen(command, cwd=str(ROOT), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert process.stdout is not None
     finished = 0
     for line in process.stdout:  # a line a game, printed once the game is in the PGN and the journal
@@ -309,8 +312,11 @@ def test_an_interrupted_run_resumes_to_the_same_output(tmp_path: Path) -> None:
         if finished == 2:
             process.send_signal(signal.SIGINT)
             break
-    process.stdout.read()
-    assert process.wait(timeout=CLI_TIMEOUT) == 130
+    try:
+        process.communicate(timeout=CLI_TIMEOUT)
+    finally:
+        process.kill()  # no-op once it has ended; a run that ignored the interrupt fails, not hangs
+    assert process.returncode == 130
     journal = analyse.journal_path(out)
     assert len(journal.read_text().splitlines()) == 3  # the settings and two games
     with out.open("a") as handle:

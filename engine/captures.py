@@ -540,20 +540,18 @@ _GROUP_SHIFT = 56  # evasion_order_kernel's sort: the group above the key
 
 
 @njit("UniTuple(int64, 3)(uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean, int64, "
-      "int64[::1], int64[::1])", cache=True, nogil=True)
-def evasion_order_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, history, out):
+      "int64[::1])", cache=True, nogil=True)
+def evasion_order_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, out):
     """The picker's stages over the evasions of a side in check (engine.movepick.pick_evasions):
-    write into out the codes of evasion_list_kernel's moves regrouped, each group stably sorted
-    best first: the good captures and promotions (is_good_capture) by MVV-LVA as typed_captures
-    sorts them, the quiet moves as sort_quiets sorts them (pieces en prise first, then by
-    history), then the other captures and promotions by MVV-LVA; return (good, good + quiet,
-    every one): where each group ends."""
+    write into out the codes of evasion_list_kernel's moves regrouped: the good captures and
+    promotions (is_good_capture) by MVV-LVA as typed_captures sorts them (stably), then the quiet
+    moves in their generation order (the picker sorts them by the history only when it reaches
+    them: the moves before them may change it), then the other captures and promotions by MVV-LVA;
+    return (good, good + quiet, every one): where each group ends."""
     pawns, knights, bishops, rooks, queens = U64(pawns), U64(knights), U64(bishops), U64(rooks), U64(queens)
     kings, black, white = U64(kings), U64(black), U64(white)
     n = evasion_list_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, out)
     them = black if turn else white
-    threatened = threats_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn)
-    base = 4096 if turn else 0
     good = quiet = 0
     for i in range(n):
         code = out[i]
@@ -564,6 +562,7 @@ def evasion_order_kernel(pawns, knights, bishops, rooks, queens, kings, black, w
         to_bb = ONE << U64(to_sq)
         step = abs(to_sq - from_sq)
         en_passant = to_sq == ep and (from_bb & pawns) != ZERO and (step == 7 or step == 9)
+        key = 0
         if promotion != 0 or (to_bb & them) != ZERO or en_passant:
             attacker = _piece_at(from_bb, pawns, knights, bishops, rooks, queens)
             victim = _piece_at(to_bb, pawns, knights, bishops, rooks, queens) if to_bb & them else np.int64(1)
@@ -575,9 +574,6 @@ def evasion_order_kernel(pawns, knights, bishops, rooks, queens, kings, black, w
             else:
                 group = 0
         else:
-            key = history[base + from_sq * 64 + to_sq]
-            if threatened & from_bb:
-                key += ESCAPE_BONUS
             group = 1
             quiet += 1
         out[i] = (group << _GROUP_SHIFT) | ((key + _SORT_BIAS) << _KEY_SHIFT) | ((255 - i) << _INDEX_SHIFT) | code

@@ -252,10 +252,10 @@ def pick_evasions(
     killers: Sequence[Optional[chess.Move]],
     history: np.ndarray,
 ) -> Iterator[chess.Move]:
-    """pick_moves for a side in check: the same stages and orders over the evasions, listed,
-    grouped and sorted by one kernel call (engine.captures.evasion_order_kernel: evasion_moves'
-    list, typed_captures' and sort_quiets' orders, is_good_capture's test). Pseudo-legal too: the
-    caller rejects moves that leave its king attacked."""
+    """pick_moves for a side in check: the same stages and orders over the evasions, listed and
+    grouped by one kernel call (engine.captures.evasion_order_kernel: evasion_moves' list,
+    is_good_capture's test, typed_captures' order), the quiet ones sorted by sort_quiets when they
+    are reached. Pseudo-legal too: the caller rejects moves that leave its king attacked."""
     # Stage.TT_MOVE.
     if tt_move is not None:
         # Pseudo-legal is enough (python-chess never has castling out of check pseudo-legal): the
@@ -264,12 +264,13 @@ def pick_evasions(
             yield tt_move  # before generating: it often cuts off
         else:
             tt_move = None
-    # The other stages from one kernel call: the evasions grouped and sorted (engine.captures).
+    # The other stages from one kernel call: the evasions listed and grouped, the captures sorted
+    # (engine.captures).
     ep = board.ep_square
     black, white = board.occupied_co
     codes = board.codes
     good, quiet, count = _evasion_order(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
-                                        board.kings, black, white, board.turn, -1 if ep is None else ep, history, codes)
+                                        board.kings, black, white, board.turn, -1 if ep is None else ep, codes)
     listed = codes[:count].tolist()
     tt_code = encode(tt_move) if tt_move is not None else -1
     # Stage.GOOD_CAPTURES.
@@ -277,18 +278,15 @@ def pick_evasions(
         if code != tt_code:
             yield MOVE_TABLE[code]
     # Stage.KILLERS.
-    quiets = listed[good:quiet]
-    if tt_code in quiets:
-        quiets.remove(tt_code)
+    quiets = [MOVE_TABLE[code] for code in listed[good:quiet] if code != tt_code]
     for killer in killers:
-        if killer is not None:
-            code = encode(killer)
-            if code in quiets:
-                quiets.remove(code)
-                yield killer
-    # Stage.QUIETS.
-    for code in quiets:
-        yield MOVE_TABLE[code]
+        if killer is not None and killer in quiets:
+            quiets.remove(killer)
+            yield killer
+    # Stage.QUIETS, sorted now: the searches of the moves above may have changed the history.
+    if len(quiets) > 1:
+        sort_quiets(board, quiets, history)
+    yield from quiets
     # Stage.BAD_CAPTURES.
     for code in listed[quiet:]:
         if code != tt_code:

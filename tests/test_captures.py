@@ -146,7 +146,7 @@ def test_compiled_and_interpreted_kernels_agree() -> None:
         "    n = quiet_list_kernel(*bits, 0, 0, 0, False, -1, -1, -1, -1, -1, history, out)\n"
         "    quiets = out[:n].tolist()\n"
         "    ep = -1 if b.ep_square is None else b.ep_square\n"
-        "    good, quiet, n = evasion_order_kernel(*bits, ep, history, out) if b.is_check() else (0, 0, 0)\n"
+        "    good, quiet, n = evasion_order_kernel(*bits, ep, out) if b.is_check() else (0, 0, 0)\n"
         "    results.append([captures, checks, quiets, [good, quiet] + out[:n].tolist()])\n"
         "print(json.dumps(results))\n"
     )
@@ -164,7 +164,7 @@ def test_compiled_and_interpreted_kernels_agree() -> None:
         quiets = out[:count].tolist()
         # The evasion stages, for the boards in check.
         in_check = board.is_check()
-        good, quiet, count = evasion_order_kernel(*bitboards(board), ep, history, out) if in_check else (0, 0, 0)
+        good, quiet, count = evasion_order_kernel(*bitboards(board), ep, out) if in_check else (0, 0, 0)
         expected.append([captures, checks, quiets, [good, quiet] + out[:count].tolist()])
     assert len(fens) > 100 and all(any(lists[i] for lists in expected) for i in range(3))
     assert any(len(lists[3]) > 2 for lists in expected)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from typing import Iterable, Optional
+from typing import Iterable, Iterator, Optional
 
 import chess
 import numpy as np
@@ -463,3 +463,80 @@ def test_evasion_kernel_gives_python_chess_evasions_in_the_staged_order(data) ->
         checked += 1
         captures += any(board.is_capture(m) for m in got)
     assert checked > 500 and captures > 200
+
+
+def lazy_reference(board: chess.Board, tt_move: Optional[chess.Move], killers: tuple[Optional[chess.Move], ...],
+                   history: np.ndarray) -> Iterator[chess.Move]:
+    """The picker's stages made with python-chess, each listed only when it is reached, as the
+    picker lists them: the quiet moves are sorted by the history as it is then (the searches of the
+    moves before them update it)."""
+    if tt_move is not None and board.is_pseudo_legal(tt_move):
+        yield tt_move
+    else:
+        tt_move = None
+    if board.is_check():
+        captures, quiets = [], []
+        for move in evasion_moves(board):
+            if move != tt_move:
+                (captures if move.promotion or board.is_capture(move) else quiets).append(move)
+        records = typed_captures(board, captures)
+    else:
+        records = [record for record in capture_moves(board, pseudo=True) if record[0] != tt_move]
+        quiets = []
+    bad = []
+    for move, attacker, victim in records:
+        if is_good_capture(board, move, attacker, victim):
+            yield move
+        else:
+            bad.append(move)
+    if board.is_check():
+        for killer in killers:
+            if killer is not None and killer in quiets:
+                quiets.remove(killer)
+                yield killer
+    else:
+        yielded = [tt_move] if tt_move is not None else []
+        for killer in killers:
+            if (killer is not None and killer not in yielded and not killer.promotion
+                    and not board.is_capture(killer) and board.is_pseudo_legal(killer)):
+                yielded.append(killer)
+                yield killer
+        us = board.turn
+        movers = board.occupied_co[us] & ~(board.pawns & PROMOTION_RANK[us])
+        quiets = [move for move in board.generate_pseudo_legal_moves(movers, ~board.occupied_co[not us])
+                  if move not in yielded and not board.is_en_passant(move)]
+    sort_quiets(board, quiets, history)
+    yield from quiets
+    yield from bad
+
+
+def test_quiet_moves_are_sorted_by_the_history_when_the_picker_reaches_them() -> None:
+    """The history changes between the picker's moves (each one's search updates it): the quiet
+    moves, in and out of check, follow it as it is when their stage is reached, as the Python
+    stages did (a kernel that sorted the evasions' quiets at once changed the tree at depth 12)."""
+    rng = random.Random(45)
+    compared = in_check = 0
+    for board in random_game_boards(games=60, seed=45):
+        legal = list(board.legal_moves)
+        quiet = [m for m in legal if not board.is_capture(m) and not m.promotion]
+        if len(quiet) < 2:
+            continue
+        tt_move = rng.choice(legal + [None])
+        killers = (rng.choice(quiet + [None]), rng.choice(quiet + [None]))
+        start = np.array([rng.randint(-2000, 2000) for _ in range(8192)], dtype=np.int64)
+        orders = []
+        for picker in (lambda h: pick_moves(SearchBoard.from_board(board), tt_move, killers, h,
+                                            in_check=board.is_check()),
+                       lambda h: lazy_reference(board, tt_move, killers, h)):
+            history = start.copy()
+            changes = random.Random(compared)  # the same changes for both pickers
+            order = []
+            for move in picker(history):
+                order.append(move)
+                for _ in range(40):  # as a search of the move would: rewards and penalties
+                    history[changes.randrange(8192)] += changes.randint(-4000, 4000)
+            orders.append(order)
+        assert orders[0] == orders[1], board.fen()
+        compared += 1
+        in_check += board.is_check()
+    assert compared > 1000 and in_check > 30

@@ -3,11 +3,12 @@
 capture_list_kernel lists the pseudo-legal captures onto a mask (en passant when the mask holds
 its square) and every non-capturing promotion, in exactly the order that python-chess's
 `generate_pseudo_legal_captures` and `generate_pseudo_legal_moves` give them, sorted (stably) by
-MVV-LVA as engine.movepick.capture_moves sorts them, each with its attacker, its victim and
-whether it is a good capture (engine.movepick.is_good_capture: SEE, queen promotions). Where
-capture_moves paid a python-chess generator, a Move object per move, two piece look-ups per move
-and a SEE call per move tried, the kernel pays one call: the search reads move codes off an array
-and takes each Move from the table of prebuilt ones (engine.moves.MOVE_TABLE).
+MVV-LVA (_mvv_lva), each with its attacker, its victim and whether it is a good capture (_good:
+SEE, queen promotions), as the picker's python-chess stage did (capture_moves and is_good_capture,
+kept as the tests' references in tests/reference_movepick.py). Where that stage paid a
+python-chess generator, a Move object per move, two piece look-ups per move and a SEE call per
+move tried, the kernel pays one call: the search reads move codes off an array and takes each
+Move from the table of prebuilt ones (engine.moves.MOVE_TABLE).
 quiescence_list_kernel gives the quiescence search the same list for the enemy pieces worth
 capturing, choosing them from the evaluation's flags and the delta-pruning margin itself.
 
@@ -15,8 +16,9 @@ quiet_checks_kernel lists, in python-chess's order, the quiet moves that give ch
 losing the checking piece by SEE (the first quiescence ply's checks, Searcher._quiet_checks).
 quiet_list_kernel is the picker's quiet stage: the quiet moves in python-chess's order (castling
 listed by python-chess and handed in), sorted by history as sort_quiets sorts them.
-evasion_list_kernel lists the evasions of a side in check in engine.movepick.evasion_moves' order
-(the quiescence search's), and evasion_order_kernel groups and sorts them for the picker's stages.
+evasion_list_kernel lists the evasions of a side in check in the order of python-chess's legal
+generator (the quiescence search's; the reference: evasion_moves in tests/reference_movepick.py),
+and evasion_order_kernel groups and sorts them for the picker's stages.
 
 They write into the caller's int64 array and return how many they wrote; tests compare them,
 move for move, with the python-chess paths they replace.
@@ -119,14 +121,22 @@ def _attacks(sq, kind, occ):
 
 @njit(cache=True)
 def _good(pawns, knights, bishops, rooks, queens, kings, black, white, from_sq, to_sq, attacker, victim, promotion):
-    """engine.movepick.is_good_capture: a queen promotion, a capture of a piece worth at least its
-    attacker (or by the king), or one that does not lose material by SEE."""
+    """Whether a capture is good (tests/reference_movepick.py's is_good_capture): a queen
+    promotion, a capture of a piece worth at least its attacker (or by the king), or one that does
+    not lose material by SEE."""
     if promotion:
         return promotion == 5
     if _VALUE[attacker] <= _VALUE[victim] or attacker == 6:
         return True
     return see_ge_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, from_sq, to_sq,
                          attacker, victim, 0)
+
+
+@njit(cache=True)
+def _mvv_lva(victim, attacker, promotion):
+    """The MVV-LVA sort key of a capture or promotion, engine.movepick._capture_key's: a promotion
+    adds its new piece as a second victim (promotion: 0 for none; a promotion push's victim is a pawn)."""
+    return _VALUE[victim] * 8 - _VALUE[attacker] // 100 + (_VALUE[promotion] * 8 if promotion else 0)
 
 
 @njit(cache=True)
@@ -155,7 +165,7 @@ def _list_captures(pawns, knights, bishops, rooks, queens, kings, black, white, 
             if _good(pawns, knights, bishops, rooks, queens, kings, black, white, from_sq, to_sq, kind, victim,
                      NO_PROMOTION):
                 out[n] |= GOOD_BIT
-            keys[n] = _VALUE[victim] * 8 - _VALUE[kind] // 100
+            keys[n] = _mvv_lva(victim, kind, NO_PROMOTION)
             n += 1
     # Pawn captures, promotions as queen, rook, bishop, knight.
     own_pawns = pawns & own
@@ -177,14 +187,14 @@ def _list_captures(pawns, knights, bishops, rooks, queens, kings, black, white, 
                     out[n] = base | (promotion << PROMOTION_SHIFT)
                     if promotion == 5:
                         out[n] |= GOOD_BIT
-                    keys[n] = _VALUE[victim] * 8 - 1 + _VALUE[promotion] * 8
+                    keys[n] = _mvv_lva(victim, PAWN_KIND, promotion)
                     n += 1
             else:
                 out[n] = base
                 if _good(pawns, knights, bishops, rooks, queens, kings, black, white, from_sq, to_sq, PAWN_KIND, victim,
                          NO_PROMOTION):
                     out[n] |= GOOD_BIT
-                keys[n] = _VALUE[victim] * 8 - 1
+                keys[n] = _mvv_lva(victim, PAWN_KIND, NO_PROMOTION)
                 n += 1
     # En passant, when the mask holds its (empty) square.
     if ep >= 0:
@@ -195,7 +205,7 @@ def _list_captures(pawns, knights, bishops, rooks, queens, kings, black, white, 
                 from_sq = np.int64(msb(movers))
                 movers ^= ONE << U64(from_sq)
                 out[n] = from_sq | (ep << 6) | (1 << ATTACKER_SHIFT) | (1 << VICTIM_SHIFT) | GOOD_BIT
-                keys[n] = _VALUE[1] * 8 - 1
+                keys[n] = _mvv_lva(PAWN_KIND, PAWN_KIND, NO_PROMOTION)
                 n += 1
     # Promotions by a step forward, whatever the mask.
     if turn:
@@ -211,7 +221,7 @@ def _list_captures(pawns, knights, bishops, rooks, queens, kings, black, white, 
             out[n] = base | (promotion << PROMOTION_SHIFT)
             if promotion == 5:
                 out[n] |= GOOD_BIT
-            keys[n] = _VALUE[1] * 8 - 1 + _VALUE[promotion] * 8
+            keys[n] = _mvv_lva(PAWN_KIND, PAWN_KIND, promotion)
             n += 1
     # Best first, stable: an insertion sort (a few entries).
     for i in range(1, n):
@@ -466,8 +476,8 @@ def _add_en_passant(pawns, own, occ, turn, ep, from_mask, to_mask, out, n):
 
 @njit(f"int64({BITBOARDS}, int64, int64[::1])", cache=True, nogil=True)
 def evasion_list_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, out):
-    """Write into out the codes of engine.movepick.evasion_moves for a side in check, in its order
-    (python-chess's evasion order, pseudo-legal: a pinned piece's move is listed, the search drops
+    """Write into out the codes of the evasions of a side in check (tests/reference_movepick.py's
+    evasion_moves), in python-chess's evasion order (pseudo-legal: a pinned piece's move is listed, the search drops
     it), and return their number: king steps to squares not attacked, then python-chess's
     generate_pseudo_legal_moves(blockers, block) (pieces, pawn captures, pushes, double pushes, en
     passant), then an en passant capture of the checking pawn."""
@@ -566,7 +576,7 @@ def evasion_order_kernel(pawns, knights, bishops, rooks, queens, kings, black, w
         if promotion != 0 or (to_bb & them) != ZERO or en_passant:
             attacker = _piece_at(from_bb, pawns, knights, bishops, rooks, queens)
             victim = _piece_at(to_bb, pawns, knights, bishops, rooks, queens) if to_bb & them else np.int64(1)
-            key = _VALUE[victim] * 8 - _VALUE[attacker] // 100 + (_VALUE[promotion] * 8 if promotion else 0)
+            key = _mvv_lva(victim, attacker, promotion)
             if _good(pawns, knights, bishops, rooks, queens, kings, black, white, from_sq, to_sq, attacker, victim,
                      promotion):
                 group = 2

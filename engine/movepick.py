@@ -10,9 +10,10 @@ before any quiet move is needed. A side in check goes through the same stages ov
 
 The capture, quiet and evasion stages are one kernel call each (engine.captures:
 capture_list_kernel, quiet_list_kernel, evasion_order_kernel), which list the moves in
-python-chess's order and sort them as typed_captures and sort_quiets would. capture_moves,
-typed_captures, is_good_capture, sort_quiets and evasion_moves do the same with python-chess: they
-are the references the kernels are tested against, move for move.
+python-chess's order and sort them as the Python stages they replaced did; those stages, written
+with python-chess, are the references the kernels are tested against, move for move
+(tests/reference_movepick.py). sort_quiets, the last of them, still sorts a side in check's quiet
+evasions when the picker reaches them.
 """
 
 from __future__ import annotations
@@ -27,17 +28,12 @@ from garfish.engine.bits import entry_point
 from garfish.engine.captures import (
     CODE_MASK, ESCAPE_BONUS, GOOD_BIT, capture_list_kernel, evasion_order_kernel, quiet_list_kernel,
 )
-from garfish.engine.checks import attackers_kernel, evasion_kernel, threats_entry
-from garfish.engine.moves import MOVE_TABLE, decode, encode
-from garfish.engine.see import see_ge_kernel
-from garfish.engine.types import PIECE_VALUE, bitboards
+from garfish.engine.checks import threats_entry
+from garfish.engine.moves import MOVE_TABLE, encode
 
 BB_SQUARES = chess.BB_SQUARES
 # The hot kernels' compiled entries: no dispatcher between the picker and them (engine.bits.entry_point).
-_attackers = entry_point(attackers_kernel)
-_see_ge = entry_point(see_ge_kernel)
 _capture_list = entry_point(capture_list_kernel)
-_evasion = entry_point(evasion_kernel)
 _quiet_list = entry_point(quiet_list_kernel)
 _evasion_order = entry_point(evasion_order_kernel)
 PROMOTION_RANK = (chess.BB_RANK_2, chess.BB_RANK_7)  # indexed by colour: pawns about to promote
@@ -45,50 +41,6 @@ BACK_RANK = (chess.BB_RANK_8, chess.BB_RANK_1)  # indexed by colour: where its c
 
 if TYPE_CHECKING:
     from garfish.engine.board import SearchBoard
-
-
-def capture_moves(board: chess.Board, to_mask: int = chess.BB_ALL,
-                  pseudo: bool = False) -> list[tuple[chess.Move, int, int]]:
-    """Legal captures (onto to_mask) and non-capturing promotions, by MVV-LVA (promotions by
-    piece), as (move, attacker, victim) with python-chess piece types: the victim of en passant
-    and of a non-capturing promotion is a pawn. The types spare the callers' goodness and
-    delta tests looking the pieces up again.
-
-    pseudo: pseudo-legal ones instead (the caller rejects moves that leave its king attacked).
-    """
-    us = board.turn
-    black, white = board.occupied_co
-    ep = board.ep_square
-    targets = to_mask & (black if us else white) | (BB_SQUARES[ep] & to_mask if ep is not None else 0)
-    capturers = _attackers(*bitboards(board), targets) if targets else 0
-    generate_captures = board.generate_pseudo_legal_captures if pseudo else board.generate_legal_captures
-    moves = list(generate_captures(capturers, to_mask)) if capturers else []
-    promoting = board.pawns & board.occupied_co[us] & PROMOTION_RANK[us]
-    if promoting:
-        generate = board.generate_pseudo_legal_moves if pseudo else board.generate_legal_moves
-        moves.extend(generate(promoting, ~board.occupied))
-    return typed_captures(board, moves)
-
-
-def typed_captures(board: chess.Board, moves: list[chess.Move]) -> list[tuple[chess.Move, int, int]]:
-    """(move, attacker, victim) for captures and promotions, by MVV-LVA (promotions by the new piece)."""
-    piece_type_at = board.piece_type_at
-    records = []
-    for move in moves:
-        attacker = piece_type_at(move.from_square)
-        assert attacker is not None  # a move's piece
-        records.append((move, attacker, piece_type_at(move.to_square) or chess.PAWN))
-    if len(records) > 1:
-        records.sort(key=_capture_key, reverse=True)
-    return records
-
-
-def _capture_key(record: tuple[chess.Move, int, int]) -> int:
-    """MVV-LVA sort key of a capture record; a promotion adds its new piece as a second victim."""
-    move, attacker, victim = record
-    promotion = move.promotion
-    return (PIECE_VALUE[victim] * 8 - PIECE_VALUE[attacker] // 100
-            + (PIECE_VALUE[promotion] * 8 if promotion else 0))
 
 
 def sort_quiets(board: chess.Board, quiets: list[chess.Move], history: np.ndarray) -> None:
@@ -103,19 +55,6 @@ def sort_quiets(board: chess.Board, quiets: list[chess.Move], history: np.ndarra
                     + (ESCAPE_BONUS if BB_SQUARES[m.from_square] & threatened else 0), reverse=True)
     else:
         quiets.sort(key=lambda m: history[base + m.from_square * 64 + m.to_square], reverse=True)
-
-
-def is_good_capture(board: chess.Board, move: chess.Move, attacker: int, victim: int) -> bool:
-    """False for under-promotions and captures that lose material by static exchange
-    (attacker and victim: piece types, as capture_moves gives them)."""
-    promotion = move.promotion
-    if promotion:
-        return promotion == chess.QUEEN
-    if PIECE_VALUE[attacker] <= PIECE_VALUE[victim] or attacker == chess.KING:
-        return True
-    black, white = board.occupied_co
-    return _see_ge(board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
-                   black, white, move.from_square, move.to_square, attacker, victim, 0)
 
 
 class Stage(IntEnum):
@@ -224,26 +163,6 @@ def pick_moves(
 
     # Stage.BAD_CAPTURES.
     yield from bad
-
-
-def evasion_moves(board: chess.Board) -> list[chess.Move]:
-    """Pseudo-legal check evasions, in the order of python-chess's legal move generator
-    in check, without its pin analysis (the search tests each move after the push):
-    king steps to squares the enemy does not attack, then, against a single checker,
-    captures of it and interpositions, and an en passant capture of a checking pawn."""
-    us = board.turn
-    black, white = board.occupied_co
-    checkers, king_to, block, blockers = _evasion(board.pawns, board.knights, board.bishops, board.rooks,
-                                                  board.queens, board.kings, black, white, us)
-    king = chess.msb(board.kings & (white if us else black))
-    moves = [decode(king | to << 6) for to in chess.scan_reversed(king_to)]
-    if blockers:  # never without a block mask
-        moves.extend(board.generate_pseudo_legal_moves(blockers, block))
-    if block:
-        ep = board.ep_square
-        if ep and not BB_SQUARES[ep] & block and ep + (-8 if us else 8) == chess.msb(checkers):
-            moves.extend(board.generate_pseudo_legal_ep())
-    return moves
 
 
 def pick_evasions(

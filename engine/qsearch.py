@@ -6,7 +6,7 @@ kernel's result for it and, with a network, the accumulators of the search's boa
 state, whose slot for this ply the move that led here filled). The kernel searches every node
 below it as the Python quiescence search did, in the same order with the same pruning, and so the
 same tree: stand pat; in check, every evasion (engine.captures.evasion_list_kernel, in
-python-chess's order of engine.movepick.evasion_moves) and mate when none is legal; else the captures and promotions of
+python-chess's order) and mate when none is legal; else the captures and promotions of
 quiescence_list_kernel (engine.captures: ordered by MVV-LVA, delta-pruned by piece type, SEE
 tested), delta pruning against the raised alpha, losing captures and under-promotions skipped;
 at the first quiescence ply, the quiet checks of quiet_checks_kernel once no capture has cut off.

@@ -14,7 +14,7 @@ from garfish.engine.captures import (
     quiet_checks_kernel,
 )
 from garfish.engine.flags import IN_CHECK_FLAG, packed_flags, packed_score
-from garfish.engine.movepick import evasion_moves
+from reference_movepick import evasion_moves
 from garfish.engine.moves import encode
 from garfish.engine.qsearch import DELTA_MARGIN
 from garfish.engine.types import INF, MAX_PLY, PIECE_VALUE, bitboards, mated_in

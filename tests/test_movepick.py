@@ -11,15 +11,14 @@ import pytest
 
 from garfish.engine.board import SearchBoard
 from garfish.engine.checks import gives_check
-from garfish.engine.movepick import (
-    PROMOTION_RANK, capture_moves, evasion_moves, is_good_capture, pick_moves, sort_quiets, typed_captures,
-)
+from garfish.engine.movepick import PROMOTION_RANK, pick_moves, sort_quiets
 from garfish.engine.moves import MOVES_BY_CODE, decode, encode
 from garfish.engine.see import see_ge
 from garfish.perft.core import divide, perft
 from garfish.perft.suites import read_suite, suite_files
 from conftest import data_missing
 from positions import random_game_boards
+from reference_movepick import capture_moves, evasion_moves, is_good_capture, typed_captures
 
 
 def reference_order(board: chess.Board, tt_move: Optional[chess.Move], killers: tuple[Optional[chess.Move], ...],

@@ -17,7 +17,6 @@ from garfish.engine.board import SearchBoard
 from garfish.engine.captures import capture_list_kernel, quiet_checks_kernel
 from garfish.engine.evalfile import DEFAULT_EVAL_FILE, load_evaluator
 from garfish.engine.evaluate import evaluate_packed
-from garfish.engine.movepick import capture_moves, evasion_moves, is_good_capture
 from garfish.engine.moves import decode, encode
 from garfish.engine.nnue import NetworkEvaluator
 from garfish.engine.flags import ILLEGAL_FLAG, IN_CHECK_FLAG
@@ -27,6 +26,7 @@ from garfish.engine.types import INF, MAX_LISTED_MOVES, MAX_PLY, bitboards
 from garfish.perft.suites import read_suite, suite_files
 from conftest import run_interpreted
 from positions import random_game_boards
+from reference_movepick import capture_moves, evasion_moves, is_good_capture
 from reference_qsearch import Count, reference_qsearch
 from test_captures import listed, reference_quiet_checks
 

@@ -18,8 +18,8 @@ import pytest
 from conftest import ROOT, require_train_extra
 from garfish.engine.evaluate import evaluate
 from garfish.engine.network import (
-    CLASSIC_BASE, CRELU, KING_BUCKETS_4, NO_BASE, NO_KING_BUCKETS, SCRELU, active_features, forward, output_bucket,
-    read_network,
+    CLASSIC_BASE, CRELU, KING_BUCKETS_4, NO_BASE, NO_KING_BUCKETS, SCRELU, active_features, feature_index, forward,
+    king_view, output_bucket, read_network,
 )
 from garfish.train.cli import main as train_main
 from garfish.train.data import (
@@ -164,6 +164,57 @@ def test_features_are_the_networks_active_features_from_the_side_to_move(lines: 
     if layout == KING_BUCKETS_4:  # every bucket is used, by both sides
         used = np.concatenate([inputs.us[inputs.us >= 0], inputs.them[inputs.them >= 0]]) // 768
         assert set(used.tolist()) == {0, 1, 2, 3}
+
+
+@pytest.mark.parametrize("layout", [NO_KING_BUCKETS, KING_BUCKETS_4])
+def test_a_rows_features_come_in_plane_then_square_order(lines: list[str], layout: int) -> None:
+    # The order the model sums a position's inputs in, kept as the trainer has always had it, so
+    # that a run on the same data repeats weight for weight across versions of the trainer.
+    positions = parse_lines(lines)
+    inputs = features(positions, buckets=1, layout=layout)
+    for row in range(0, len(lines), 3):
+        board = board_of(positions, row)
+        views = {side: king_view(layout, side, board.king(side)) for side in chess.COLORS}
+        expected: dict[chess.Color, list[int]] = {side: [] for side in chess.COLORS}
+        for plane, symbol in enumerate("PNBRQKpnbrqk"):
+            piece = chess.Piece.from_symbol(symbol)
+            for square in chess.scan_forward(int(positions.pieces[row, plane])):
+                for side, (offset, flip) in views.items():
+                    expected[side].append(offset + feature_index(side, piece.color, piece.piece_type, square ^ flip))
+        count = inputs.count[row]
+        assert inputs.us[row, :count].tolist() == expected[board.turn]
+        assert inputs.them[row, :count].tolist() == expected[not board.turn]
+
+
+@pytest.mark.parametrize("layout", [NO_KING_BUCKETS, KING_BUCKETS_4])
+def test_chosen_rows_and_their_mirrors_have_the_features_of_the_mirrored_positions(lines: list[str],
+                                                                                   layout: int) -> None:
+    # What a training batch gets (rows of the positions read, some as file mirrors) is what the
+    # positions themselves, mirrored where asked, give: the trainer keeps no inputs in advance.
+    positions = parse_lines(lines)
+    rng = np.random.default_rng(7)
+    rows = rng.choice(len(positions), 300)
+    flip = rng.random(300) < 0.5
+    chosen = features(positions, 8, CLASSIC_BASE, layout, rows, flip)
+    for mirror in (False, True):
+        picked = rows[flip == mirror]
+        part = positions.select(picked)
+        expected = features(mirrored(part) if mirror else part, 8, CLASSIC_BASE, layout)
+        for name in ("us", "them", "count", "bucket", "base"):
+            assert (getattr(chosen, name)[flip == mirror] == getattr(expected, name)).all(), name
+    assert (chosen.base[~flip] == [evaluate(board_of(positions, row)) for row in rows[~flip]]).all()
+
+
+def test_a_bad_position_is_refused_with_the_reason(lines: list[str]) -> None:
+    positions = parse_lines(lines[:5])
+    crowded = positions.select(np.arange(5))
+    crowded.pieces[3, 0] = np.uint64(0x0000FFFFFFFF0000)  # 32 white pawns more
+    with pytest.raises(DataError, match="a position with [0-9]+ pieces"):
+        features(crowded, 1)
+    kingless = positions.select(np.arange(5))
+    kingless.pieces[2, 5] = np.uint64(0)
+    with pytest.raises(DataError, match="exactly one king"):
+        features(kingless, 1, layout=KING_BUCKETS_4)
 
 
 def test_mirrors_swap_the_wings_and_keep_the_labels(lines: list[str]) -> None:
@@ -476,3 +527,29 @@ def test_bucket_decay_applies_to_the_king_buckets_own_rows_only(torch: Any, tmp_
     assert groups[id(model.w1)] == 5.0 and groups[id(model.factor)] == groups[id(model.b1)] == 0.01
     plain = Model(Architecture(8, 1, SCRELU))
     assert {group["weight_decay"] for group in make_optimizer(config, plain).param_groups} == {0.01}
+
+
+@pytest.mark.parametrize("layout", [NO_KING_BUCKETS, KING_BUCKETS_4])
+def test_the_splits_batches_are_those_of_the_positions_and_mirrors_made_in_advance(torch: Any, lines: list[str],
+                                                                                  tmp_path: Path, layout: int) -> None:
+    # The trainer keeps rows of the positions read and makes each batch's inputs when it needs
+    # them; the batches are those it made when it kept the training positions and their mirrors
+    # as positions of their own, with all their inputs made in advance.
+    from garfish.train.config import TrainConfig
+    from garfish.train.model import make_batch
+    from garfish.train.trainer import split_data
+    positions = parse_lines(lines)
+    config = TrainConfig(files=[], output=tmp_path, buckets=8, base=CLASSIC_BASE, layout=layout, mirror=True,
+                         val_fraction=0.1)
+    train, val = split_data(config, positions)
+    keep = config.filters.mask(positions)
+    held = np.isin(positions.game, validation_games(positions.games, 0.1, 0))
+    own = positions.select(keep & ~held)
+    made = concatenate([own, mirrored(own.select(~could_castle(own)))])
+    assert len(train) == len(made) > len(own) and len(val) == int((keep & held).sum())
+    assert (train.target == targets(made, config.lam, config.k)).all()
+    inputs = features(made, 8, CLASSIC_BASE, layout)
+    order = np.random.default_rng(3).permutation(len(made))[:500]
+    for name in ("us", "them", "offsets", "bucket", "base"):
+        assert torch.equal(getattr(train.batch(order), name), getattr(make_batch(inputs, order), name)), name
+    assert (val.base == features(positions.select(keep & held), 8, CLASSIC_BASE, layout).base).all()

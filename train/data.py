@@ -355,11 +355,15 @@ def validation_games(games: int, fraction: float, seed: int) -> np.ndarray:
     return np.sort(np.random.default_rng(seed).choice(games, size=count, replace=False))
 
 
-def targets(positions: Positions, lam: float, k: float) -> np.ndarray:
-    """The training target from the side to move's view: lam * sigmoid(score / k) + (1 - lam) * result."""
-    sign = np.where(positions.turn, 1.0, -1.0)
-    score = positions.score * sign
-    result = np.where(positions.turn, positions.result, 2 - positions.result) / 2.0
+def targets(positions: Positions, lam: float, k: float, rows: Optional[np.ndarray] = None) -> np.ndarray:
+    """The training target from the side to move's view: lam * sigmoid(score / k) + (1 - lam) * result
+    (of every position, or of positions[rows])."""
+    turn, score, result = positions.turn, positions.score, positions.result
+    if rows is not None:
+        turn, score, result = turn[rows], score[rows], result[rows]
+    sign = np.where(turn, 1.0, -1.0)
+    score = score * sign
+    result = np.where(turn, result, 2 - result) / 2.0
     return (lam / (1.0 + np.exp(-score / k)) + (1.0 - lam) * result).astype(np.float32)
 
 
@@ -390,65 +394,46 @@ class Features:
     base: np.ndarray    # int64 [N]: the base evaluation the network's output is added to (0: none)
 
 
-def classic_evaluations(positions: Positions) -> np.ndarray:
-    """The hand-written evaluation (engine.evaluate's kernel, side to move's view) of every position."""
-    from garfish.engine.evaluate import FLAG_BITS, evaluate_kernel  # Numba: loaded only when asked for
+def classic_evaluations(positions: Positions, rows: Optional[np.ndarray] = None,
+                        mirror: Optional[np.ndarray] = None) -> np.ndarray:
+    """The hand-written evaluation (engine.evaluate's kernel, side to move's view) of every position,
+    or of positions[rows] (their file mirrors where mirror is true), int64."""
+    from garfish.train.rows import classic_rows  # Numba: loaded only when asked for
 
-    planes = np.ascontiguousarray(positions.pieces, dtype=np.uint64)
-    white = np.bitwise_or.reduce(planes[:, :6], axis=1)
-    black = np.bitwise_or.reduce(planes[:, 6:], axis=1)
-    kinds = planes[:, :6] | planes[:, 6:]
-    result = np.empty(len(positions), dtype=np.int64)
-    for row in range(len(positions)):
-        pawns, knights, bishops, rooks, queens, kings = (int(v) for v in kinds[row])
-        result[row] = evaluate_kernel(pawns, knights, bishops, rooks, queens, kings, int(black[row]),
-                                      int(white[row]), bool(positions.turn[row])) >> FLAG_BITS
+    rows, mirror = _rows(positions, rows, mirror)
+    result = np.empty(len(rows), dtype=np.int64)
+    classic_rows(positions.pieces, positions.turn, rows, mirror, result)
     return result
 
 
-def _king_views(positions: Positions, layout: int) -> tuple[np.ndarray, np.ndarray]:
-    """int64 [N, 2] each, for White's perspective (column 1) and Black's (column 0): the first input
-    of the own king's bucket and the square XOR of the mirror (engine.network.king_view)."""
-    table = KING_BUCKET_MAPS[layout]
-    offsets = np.zeros((len(positions), 2), dtype=np.int64)
-    flips = np.zeros((len(positions), 2), dtype=np.int64)
-    if layout == NO_KING_BUCKETS:
-        return offsets, flips
-    for column, plane, relative in ((1, PLANES.index(b"K"), 0), (0, PLANES.index(b"k"), 56)):
-        kings = np.ascontiguousarray(positions.pieces[:, plane], dtype="<u8")
-        bits = np.unpackbits(kings.view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")
-        if (bits.sum(axis=1) != 1).any():
-            raise DataError("a position without exactly one king of each colour")
-        entry = table[np.argmax(bits, axis=1) ^ relative]
-        offsets[:, column], flips[:, column] = (entry >> 3) * FEATURES, entry & 7
-    return offsets, flips
+def _rows(positions: Positions, rows: Optional[np.ndarray],
+          mirror: Optional[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The rows (every one by default) and their mirror flags (none by default) as the kernels take them."""
+    rows = np.arange(len(positions), dtype=np.int64) if rows is None else np.ascontiguousarray(rows, dtype=np.int64)
+    mirror = np.zeros(len(rows), dtype=np.bool_) if mirror is None else np.ascontiguousarray(mirror, dtype=np.bool_)
+    return rows, mirror
 
 
-def features(positions: Positions, buckets: int, base: int = NO_BASE, chunk: int = 1 << 16,
-             layout: int = NO_KING_BUCKETS) -> Features:
-    """The inputs of every position in a layout (engine.network.active_features, vectorised), with
-    the base evaluation of each (CLASSIC_BASE: the hand-written one) or zeros."""
-    size = len(positions)
+def features(positions: Positions, buckets: int, base: int = NO_BASE, layout: int = NO_KING_BUCKETS,
+             rows: Optional[np.ndarray] = None, mirror: Optional[np.ndarray] = None) -> Features:
+    """The inputs of every position in a layout (engine.network.active_features), or of positions[rows]
+    (their file mirrors where mirror is true, as mirrored() makes them), with the base evaluation
+    of each (CLASSIC_BASE: the hand-written one) or zeros. Each row's features in piece-plane order
+    (PLANES), squares ascending: the order the network's sums are taken in."""
+    from garfish.train.rows import BAD_KINGS, OK, feature_rows  # Numba: loaded only when asked for
+
+    rows, mirror = _rows(positions, rows, mirror)
+    size = len(rows)
     us = np.full((size, MAX_PIECES), PAD, dtype=np.int16)
     them = np.full((size, MAX_PIECES), PAD, dtype=np.int16)
     count = np.zeros(size, dtype=np.int64)
-    offsets, flips = _king_views(positions, layout)
-    for start in range(0, size, chunk):
-        pieces = np.ascontiguousarray(positions.pieces[start:start + chunk], dtype="<u8")
-        dense = np.unpackbits(pieces.view(np.uint8), axis=1, bitorder="little")  # [n, 768], plane * 64 + square
-        rows, planes = np.nonzero(dense)
-        per_row = np.bincount(rows, minlength=len(pieces))
-        if per_row.max(initial=0) > MAX_PIECES:
-            raise DataError(f"a position with {per_row.max()} pieces")
-        column = np.arange(len(rows)) - np.repeat(np.cumsum(per_row) - per_row, per_row)
-        white = positions.turn[start:start + chunk][rows]
-        # Each perspective's input: its bucket's first input plus the feature of the piece on the
-        # square seen through its mirror (plane * 64 + square, the square XOR the flip).
-        view = (offsets[start + rows], flips[start + rows])
-        inputs = [view[0][:, p] + PERSPECTIVE[p][(planes & ~63) | ((planes & 63) ^ view[1][:, p])] for p in (0, 1)]
-        us[start + rows, column] = np.where(white, inputs[1], inputs[0])
-        them[start + rows, column] = np.where(white, inputs[0], inputs[1])
-        count[start:start + len(pieces)] = per_row
+    bad, reason = feature_rows(positions.pieces, positions.turn, rows, mirror, PERSPECTIVE, KING_BUCKET_MAPS[layout],
+                               layout != NO_KING_BUCKETS, us, them, count)
+    if bad != OK:
+        if reason == BAD_KINGS:
+            raise DataError("a position without exactly one king of each colour")
+        pieces = sum(int(plane).bit_count() for plane in positions.pieces[rows[bad]])
+        raise DataError(f"a position with {pieces} pieces")
     table = np.array([output_bucket(n, buckets) for n in range(MAX_PIECES + 1)], dtype=np.int64)
-    base_scores = classic_evaluations(positions) if base == CLASSIC_BASE else np.zeros(size, dtype=np.int64)
+    base_scores = classic_evaluations(positions, rows, mirror) if base == CLASSIC_BASE else np.zeros(size, np.int64)
     return Features(us, them, count, table[count], base_scores)

@@ -14,14 +14,16 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from garfish.engine.network import ACTIVATIONS, BASES, LAYOUTS, NO_BASE, NO_KING_BUCKETS, Network, write_network
+from garfish.engine.network import (
+    ACTIVATIONS, BASES, CLASSIC_BASE, LAYOUTS, NO_BASE, NO_KING_BUCKETS, Network, write_network,
+)
 from garfish.train.config import PROG, TrainConfig
 from garfish.train.data import (
     DataError, DataFile, Features, Positions, classic_evaluations, concatenate, could_castle, features, load_file,
-    mirrored, targets, validation_games,
+    targets, validation_games,
 )
 from garfish.train.model import (
-    Architecture, Model, integer_forward, make_batch, merge_models, merge_networks, quantize,
+    Architecture, Batch, Model, integer_forward, make_batch, merge_models, merge_networks, quantize,
 )
 
 EVAL_BATCH = 65536
@@ -36,14 +38,31 @@ def say(line: str) -> None:
 
 @dataclasses.dataclass
 class Split:
-    """One side of the data (training or validation): positions, features and targets."""
+    """One side of the data (training or validation): which positions, each as read or as its file
+    mirror, with their targets and base evaluations. The positions are kept once for both sides;
+    a batch's inputs are made when it is needed (inputs()), not kept: 40 million positions take
+    about 4.5 GB so, where their inputs made in advance would take 20 (train.rows)."""
 
-    positions: Positions
-    inputs: Features
-    target: np.ndarray
+    positions: Positions  # every position read
+    rows: np.ndarray      # int64 [n]: the positions this side uses
+    mirror: np.ndarray    # bool [n]: the position's file mirror instead (train.data.mirrored)
+    target: np.ndarray    # float32 [n]
+    base: np.ndarray      # int64 [n]: the base evaluation (zeros without one)
+    buckets: int
+    layout: int
 
     def __len__(self) -> int:
         return len(self.target)
+
+    def inputs(self, picked: np.ndarray) -> Features:
+        """The network's inputs of the entries `picked` (indices into this side), in that order."""
+        made = features(self.positions, self.buckets, NO_BASE, self.layout, self.rows[picked], self.mirror[picked])
+        made.base = self.base[picked]
+        return made
+
+    def batch(self, picked: np.ndarray) -> Batch:
+        """The model's batch of the entries `picked`."""
+        return make_batch(self.inputs(picked), np.arange(len(picked)))
 
 
 def sigmoid_loss(evals: np.ndarray, target: np.ndarray, k: float) -> float:
@@ -83,19 +102,25 @@ def read_data(config: TrainConfig) -> tuple[list[DataFile], Positions]:
 
 
 def split_data(config: TrainConfig, positions: Positions) -> tuple[Split, Split]:
-    """Filter, hold out the validation games, and compute each side's features and targets."""
+    """Filter, hold out the validation games, and give each side its rows, targets and base
+    evaluations (the training side's file mirrors after its own rows, with --mirror)."""
     keep = config.filters.mask(positions)
     held = np.isin(positions.game, validation_games(positions.games, config.val_fraction, config.val_seed))
-    training = positions.select(keep & ~held)
+    training = np.flatnonzero(keep & ~held)
+    mirror = np.zeros(len(training), dtype=np.bool_)
     added = ""
     if config.mirror:
-        copies = mirrored(training.select(~could_castle(training)))
-        training = concatenate([training, copies])
+        copies = training[~could_castle(positions)[training]]
+        training = np.concatenate([training, copies])
+        mirror = np.concatenate([mirror, np.ones(len(copies), dtype=np.bool_)])
         added = f" (with {len(copies):,} file mirrors of those that cannot castle)"
+    validation = np.flatnonzero(keep & held)
     sides = []
-    for part in (training, positions.select(keep & held)):
-        sides.append(Split(part, features(part, config.buckets, config.base, layout=config.layout),
-                           targets(part, config.lam, config.k)))
+    for rows, flips in ((training, mirror), (validation, np.zeros(len(validation), dtype=np.bool_))):
+        base = (classic_evaluations(positions, rows, flips) if config.base == CLASSIC_BASE
+                else np.zeros(len(rows), dtype=np.int64))
+        sides.append(Split(positions, rows, flips, targets(positions, config.lam, config.k, rows), base,
+                           config.buckets, config.layout))
     train, val = sides
     say(f"{config.filters.describe()}: {int(keep.sum()):,} of {len(positions):,} kept; "
         f"{len(train):,} training{added}, {len(val):,} validation positions "
@@ -110,15 +135,14 @@ def predict(model: Model, split: Split) -> np.ndarray:
     outputs = []
     with torch.no_grad():
         for start in range(0, len(split), EVAL_BATCH):
-            rows = np.arange(start, min(start + EVAL_BATCH, len(split)))
-            outputs.append(model(make_batch(split.inputs, rows)).double().numpy())
+            outputs.append(model(split.batch(np.arange(start, min(start + EVAL_BATCH, len(split))))).double().numpy())
     return np.concatenate(outputs) * model.arch.scale
 
 
 def baseline(config: TrainConfig, val: Split) -> tuple[float, float, float]:
     """The hand-written evaluation on the validation positions: its best K', its loss there, and
     the loss of a constant guess (the mean target), for scale."""
-    evals = classic_evaluations(val.positions).astype(np.float64)
+    evals = classic_evaluations(val.positions, val.rows, val.mirror).astype(np.float64)
     k, loss = fit_scale(evals, val.target)
     constant = float(np.mean((val.target - val.target.mean()) ** 2))
     say(f"baseline: hand-written evaluation, validation loss {loss:.5f} at its best K' = {k:.0f} "
@@ -163,7 +187,7 @@ def evaluation_scale(config: TrainConfig, train: Split) -> float:
         return config.eval_k
     if config.base == NO_BASE:
         return config.k
-    k, loss = fit_scale(train.inputs.base.astype(np.float64), train.target)
+    k, loss = fit_scale(train.base.astype(np.float64), train.target)
     say(f"base: {BASES[config.base]} evaluation, training loss {loss:.6f} at its best scale {k:.1f}, "
         f"the scale the network is trained at")
     return k
@@ -182,7 +206,7 @@ def train_epoch(config: TrainConfig, model: Model, optimizer: torch.optim.Optimi
             for group in optimizer.param_groups:
                 group["lr"] = learning_rate(config, (epoch * steps + step) / (config.epochs * steps))
             target = torch.from_numpy(train.target[rows])
-            predicted = torch.sigmoid(model(make_batch(train.inputs, rows)) * (model.arch.scale / scale_set(config)))
+            predicted = torch.sigmoid(model(train.batch(rows)) * (model.arch.scale / scale_set(config)))
             loss = torch.mean((predicted - target) ** 2)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
@@ -291,7 +315,8 @@ def finish(config: TrainConfig, sources: list[DataFile], model: Model, optimizer
     train, val = splits
     float_evals = predict(model, val)
     network = network or quantize(model)
-    quantized_evals = integer_forward(network, val.inputs, np.arange(len(val))).double().numpy()
+    everything = np.arange(len(val))
+    quantized_evals = integer_forward(network, val.inputs(everything), everything).double().numpy()
     quantized_loss = sigmoid_loss(quantized_evals, val.target, scale_set(config))
     losses = (history["train"][-1], history["val"][-1], quantized_loss)
     network = dataclasses.replace(network, description=describe(config, sources, model.arch, (len(train), len(val)),

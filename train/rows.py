@@ -1,0 +1,99 @@
+"""The trainer's per-position work in Numba: a batch's network inputs and base evaluations, made
+from the positions' bitboards when the batch is needed.
+
+A training run keeps its positions once (112 bytes each) and, for each side of the split, which
+rows it uses and whether each is the row's file mirror (train.data.Split): 40 million positions
+fit in a few GB, where their inputs made in advance (152 bytes a row, mirrors included) did not.
+feature_rows writes the inputs of chosen rows exactly as train.data's vectorised features() did:
+the same features in the same order (piece planes in PLANES order, squares ascending), so that a
+batch, and so a training run, is the same number for number.
+
+Loaded only by the trainer (Numba compiles these on first use and caches them).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from garfish.engine.bits import ONE, U64, lsb, popcount
+from garfish.engine.evaluate import FLAG_BITS, evaluate_kernel
+from garfish.engine.network import FEATURES
+
+OK = np.int64(-1)  # feature_rows' row when every row was fine
+BAD_KINGS, TOO_MANY_PIECES = np.int64(1), np.int64(2)  # feature_rows' reasons for a bad row
+_FILES_1, _FILES_2, _FILES_4 = U64(0x5555555555555555), U64(0x3333333333333333), U64(0x0F0F0F0F0F0F0F0F)
+
+
+@njit(cache=True)
+def _mirror(bb):
+    """A bitboard seen in the mirror between the a and h files (each rank's bits reversed)."""
+    bb = ((bb >> U64(1)) & _FILES_1) | ((bb & _FILES_1) << U64(1))
+    bb = ((bb >> U64(2)) & _FILES_2) | ((bb & _FILES_2) << U64(2))
+    return ((bb >> U64(4)) & _FILES_4) | ((bb & _FILES_4) << U64(4))
+
+
+@njit(cache=True)
+def _plane(pieces, row, plane, mirror):
+    """One piece plane of a row, mirrored when asked."""
+    bb = U64(pieces[row, plane])
+    return _mirror(bb) if mirror else bb
+
+
+@njit(cache=True)
+def feature_rows(pieces, turn, rows, mirror, perspective, king_map, bucketed, us, them, count):
+    """Write the inputs of positions rows[i] (their file mirrors where mirror[i]) into row i of us,
+    them (int16 [n, 32], PAD-filled by the caller) and count: for each piece, in plane and square
+    order, its feature from the side to move's view and from the other side's (perspective: the
+    int16 [2, 768] table of train.data.PERSPECTIVE; king_map: the layout's
+    engine.network.KING_BUCKET_MAPS entry, read when bucketed). Returns (OK, 0), or the first bad
+    row's index i and why (BAD_KINGS, TOO_MANY_PIECES), the rows before it written."""
+    limit = us.shape[1]
+    for i in range(len(rows)):
+        row = rows[i]
+        flip = mirror[i]
+        offset_white = offset_black = flip_white = flip_black = np.int64(0)
+        if bucketed:
+            white_king = _plane(pieces, row, 5, flip)
+            black_king = _plane(pieces, row, 11, flip)
+            if popcount(white_king) != 1 or popcount(black_king) != 1:
+                return np.int64(i), BAD_KINGS
+            entry = king_map[np.int64(lsb(white_king))]
+            offset_white, flip_white = (entry >> 3) * FEATURES, entry & 7
+            entry = king_map[np.int64(lsb(black_king)) ^ 56]
+            offset_black, flip_black = (entry >> 3) * FEATURES, entry & 7
+        white_to_move = turn[row]
+        n = 0
+        for plane in range(12):
+            bb = _plane(pieces, row, plane, flip)
+            while bb:
+                if n == limit:
+                    return np.int64(i), TOO_MANY_PIECES
+                square = np.int64(lsb(bb))
+                bb &= bb - ONE
+                seen_by_white = offset_white + perspective[1, plane * 64 + (square ^ flip_white)]
+                seen_by_black = offset_black + perspective[0, plane * 64 + (square ^ flip_black)]
+                us[i, n] = seen_by_white if white_to_move else seen_by_black
+                them[i, n] = seen_by_black if white_to_move else seen_by_white
+                n += 1
+        count[i] = n
+    return OK, np.int64(0)
+
+
+@njit(cache=True)
+def classic_rows(pieces, turn, rows, mirror, out):
+    """The hand-written evaluation (engine.evaluate's kernel, the side to move's view) of positions
+    rows[i], their file mirrors where mirror[i], into out[i]."""
+    kinds = np.empty(6, dtype=np.uint64)
+    for i in range(len(rows)):
+        row = rows[i]
+        flip = mirror[i]
+        white = black = U64(0)
+        for kind in range(6):
+            own = _plane(pieces, row, kind, flip)
+            other = _plane(pieces, row, kind + 6, flip)
+            white |= own
+            black |= other
+            kinds[kind] = own | other
+        out[i] = evaluate_kernel(kinds[0], kinds[1], kinds[2], kinds[3], kinds[4], kinds[5], black, white,
+                                 turn[row]) >> FLAG_BITS

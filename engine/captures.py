@@ -134,8 +134,9 @@ def _good(pawns, knights, bishops, rooks, queens, kings, black, white, from_sq, 
 
 @njit(cache=True)
 def _mvv_lva(victim, attacker, promotion):
-    """The MVV-LVA sort key of a capture or promotion, engine.movepick._capture_key's: a promotion
-    adds its new piece as a second victim (promotion: 0 for none; a promotion push's victim is a pawn)."""
+    """The MVV-LVA sort key of a capture or promotion (tests/reference_movepick.py's _capture_key):
+    a promotion adds its new piece as a second victim (promotion: 0 for none; a promotion push's
+    victim is a pawn)."""
     return _VALUE[victim] * 8 - _VALUE[attacker] // 100 + (_VALUE[promotion] * 8 if promotion else 0)
 
 
@@ -477,8 +478,8 @@ def _add_en_passant(pawns, own, occ, turn, ep, from_mask, to_mask, out, n):
 @njit(f"int64({BITBOARDS}, int64, int64[::1])", cache=True, nogil=True)
 def evasion_list_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, out):
     """Write into out the codes of the evasions of a side in check (tests/reference_movepick.py's
-    evasion_moves), in python-chess's evasion order (pseudo-legal: a pinned piece's move is listed, the search drops
-    it), and return their number: king steps to squares not attacked, then python-chess's
+    evasion_moves), in python-chess's evasion order (pseudo-legal: a pinned piece's move is listed,
+    the search drops it), and return their number: king steps to squares not attacked, then python-chess's
     generate_pseudo_legal_moves(blockers, block) (pieces, pawn captures, pushes, double pushes, en
     passant), then an en passant capture of the checking pawn."""
     pawns, knights, bishops, rooks, queens = U64(pawns), U64(knights), U64(bishops), U64(rooks), U64(queens)
@@ -554,7 +555,7 @@ _GROUP_SHIFT = 56  # evasion_order_kernel's sort: the group above the key
 def evasion_order_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, out):
     """The picker's stages over the evasions of a side in check (engine.movepick.pick_evasions):
     write into out the codes of evasion_list_kernel's moves regrouped: the good captures and
-    promotions (is_good_capture) by MVV-LVA as typed_captures sorts them (stably), then the quiet
+    promotions (_good) by MVV-LVA (_mvv_lva, stably), then the quiet
     moves in their generation order (the picker sorts them by the history only when it reaches
     them: the moves before them may change it), then the other captures and promotions by MVV-LVA;
     return (good, good + quiet, every one): where each group ends."""

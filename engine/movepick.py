@@ -59,7 +59,7 @@ def sort_quiets(board: chess.Board, quiets: list[chess.Move], history: np.ndarra
 
 class Stage(IntEnum):
     """The picker's stages, in the order it goes through them (Stockfish's `enum Stages`); a side in
-    check goes through the same stages over its evasions, generated at once (evasion_moves)."""
+    check goes through the same stages over its evasions, listed at once (pick_evasions)."""
 
     TT_MOVE = 0        # the TT move, if it is pseudo-legal here (a key collision can store anything)
     GOOD_CAPTURES = 1  # captures that do not lose material by SEE, and queen promotions, by MVV-LVA
@@ -172,9 +172,8 @@ def pick_evasions(
     history: np.ndarray,
 ) -> Iterator[chess.Move]:
     """pick_moves for a side in check: the same stages and orders over the evasions, listed and
-    grouped by one kernel call (engine.captures.evasion_order_kernel: evasion_moves' list,
-    is_good_capture's test, typed_captures' order), the quiet ones sorted by sort_quiets when they
-    are reached. Pseudo-legal too: the caller rejects moves that leave its king attacked."""
+    grouped by one kernel call (engine.captures.evasion_order_kernel: the captures tested and
+    sorted as the capture stage's), the quiet ones sorted by sort_quiets when they are reached. Pseudo-legal too: the caller rejects moves that leave its king attacked."""
     # Stage.TT_MOVE.
     if tt_move is not None:
         # Pseudo-legal is enough (python-chess never has castling out of check pseudo-legal): the

@@ -69,7 +69,7 @@ def is_good_capture(board: chess.Board, move: chess.Move, attacker: int, victim:
         return True
     black, white = board.occupied_co
     return see_ge_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
-                   black, white, move.from_square, move.to_square, attacker, victim, 0)
+                         black, white, move.from_square, move.to_square, attacker, victim, 0)
 
 
 def evasion_moves(board: chess.Board) -> list[chess.Move]:
@@ -80,7 +80,7 @@ def evasion_moves(board: chess.Board) -> list[chess.Move]:
     us = board.turn
     black, white = board.occupied_co
     checkers, king_to, block, blockers = evasion_kernel(board.pawns, board.knights, board.bishops, board.rooks,
-                                                  board.queens, board.kings, black, white, us)
+                                                        board.queens, board.kings, black, white, us)
     king = chess.msb(board.kings & (white if us else black))
     moves = [decode(king | to << 6) for to in chess.scan_reversed(king_to)]
     if blockers:  # never without a block mask

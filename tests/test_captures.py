@@ -15,12 +15,12 @@ from garfish.engine.captures import (
 )
 from garfish.engine.checks import check_masks_kernel
 from garfish.engine.movepick import PROMOTION_RANK
-from reference_movepick import capture_moves, is_good_capture
 from garfish.engine.moves import encode
 from garfish.engine.see import see_ge
 from garfish.engine.types import MAX_LISTED_MOVES
 from conftest import run_interpreted
 from positions import random_game_boards
+from reference_movepick import capture_moves, is_good_capture
 
 # Positions with promotions (by a step and by capture, both sides), en passant, discovered checks
 # and pieces en prise, besides the random games' positions.

@@ -4,6 +4,7 @@ engine.network.forward, a falling loss, the files written, resuming; without it,
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import random
 import subprocess
@@ -23,9 +24,21 @@ from garfish.engine.network import (
 )
 from garfish.train.cli import main as train_main
 from garfish.train.data import (
-    DataError, Filters, board_of, concatenate, could_castle, features, load_file, mirrored, parse_lines, targets,
+    DataError, Filters, Positions, board_of, concatenate, could_castle, features, load_file, parse_lines, targets,
     validation_games,
 )
+
+# A byte's bits in reverse order: a rank of a bitboard seen in a mirror between the a and h files.
+BYTE_MIRROR = np.array([int(f"{byte:08b}"[::-1], 2) for byte in range(256)], dtype=np.uint8)
+
+
+def mirrored(positions: Positions) -> Positions:
+    """The positions with the a and h files swapped (every bitboard's bytes bit-reversed), made with
+    NumPy as the trainer made its mirrors before train.rows: the reference for the kernel's mirrors."""
+    pieces = np.ascontiguousarray(positions.pieces, dtype="<u8")
+    flipped = BYTE_MIRROR[pieces.view(np.uint8)].view("<u8").reshape(pieces.shape)
+    return dataclasses.replace(positions, pieces=flipped.astype(np.uint64))
+
 
 PIECE_VALUES = {chess.PAWN: 100, chess.KNIGHT: 300, chess.BISHOP: 300, chess.ROOK: 500, chess.QUEEN: 900}
 # A start with pawns about to promote, so that promotions (and captures by promotion) occur.

@@ -18,7 +18,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
@@ -322,8 +322,6 @@ class Filters:
         return "positions dropped: " + (", ".join(dropped) if dropped else "none")
 
 
-# A byte's bits in reverse order: a rank of a bitboard seen in a mirror between the a and h files.
-_BYTE_MIRROR = np.array([int(f"{byte:08b}"[::-1], 2) for byte in range(256)], dtype=np.uint8)
 # The squares a castling right needs: the king on e1 with a rook on a1 or h1 (White), e8 with a8 or h8.
 _CASTLING_SQUARES = ((PLANES.index(b"K"), chess.E1, PLANES.index(b"R"), chess.BB_A1 | chess.BB_H1),
                      (PLANES.index(b"k"), chess.E8, PLANES.index(b"r"), chess.BB_A8 | chess.BB_H8))
@@ -339,14 +337,6 @@ def could_castle(positions: Positions) -> np.ndarray:
         rook_home = (positions.pieces[:, rook_plane] & np.uint64(rook_squares)) != 0
         possible |= king_home & rook_home
     return possible
-
-
-def mirrored(positions: Positions) -> Positions:
-    """The positions with the a and h files swapped (every bitboard's bytes bit-reversed): the same
-    scores and results when no side can castle (chess is otherwise symmetric between the wings)."""
-    pieces = np.ascontiguousarray(positions.pieces, dtype="<u8")
-    flipped = _BYTE_MIRROR[pieces.view(np.uint8)].view("<u8").reshape(pieces.shape)
-    return replace(positions, pieces=flipped.astype(np.uint64))
 
 
 def validation_games(games: int, fraction: float, seed: int) -> np.ndarray:
@@ -417,7 +407,7 @@ def _rows(positions: Positions, rows: Optional[np.ndarray],
 def features(positions: Positions, buckets: int, base: int = NO_BASE, layout: int = NO_KING_BUCKETS,
              rows: Optional[np.ndarray] = None, mirror: Optional[np.ndarray] = None) -> Features:
     """The inputs of every position in a layout (engine.network.active_features), or of positions[rows]
-    (their file mirrors where mirror is true, as mirrored() makes them), with the base evaluation
+    (their file mirrors, the a and h files swapped, where mirror is true), with the base evaluation
     of each (CLASSIC_BASE: the hand-written one) or zeros. Each row's features in piece-plane order
     (PLANES), squares ascending: the order the network's sums are taken in."""
     from garfish.train.rows import BAD_KINGS, OK, feature_rows  # Numba: loaded only when asked for

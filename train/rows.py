@@ -4,9 +4,10 @@ from the positions' bitboards when the batch is needed.
 A training run keeps its positions once (112 bytes each) and, for each side of the split, which
 rows it uses and whether each is the row's file mirror (train.data.Split): 40 million positions
 fit in a few GB, where their inputs made in advance (152 bytes a row, mirrors included) did not.
-feature_rows writes the inputs of chosen rows exactly as train.data's vectorised features() did:
-the same features in the same order (piece planes in PLANES order, squares ascending), so that a
-batch, and so a training run, is the same number for number.
+feature_rows writes the inputs of chosen rows exactly as the vectorised features() before it
+(af27423) did: the same features in the same order (piece planes in PLANES order, squares
+ascending), so that a batch, and so a training run, is the same number for number. _mirror is the
+file mirror (a and h swapped) of a bitboard; chess is the same seen in it when no side can castle.
 
 Loaded only by the trainer (Numba compiles these on first use and caches them).
 """

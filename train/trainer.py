@@ -45,7 +45,7 @@ class Split:
 
     positions: Positions  # every position read
     rows: np.ndarray      # int64 [n]: the positions this side uses
-    mirror: np.ndarray    # bool [n]: the position's file mirror instead (train.data.mirrored)
+    mirror: np.ndarray    # bool [n]: the position's file mirror instead (a and h files swapped)
     target: np.ndarray    # float32 [n]
     base: np.ndarray      # int64 [n]: the base evaluation (zeros without one)
     buckets: int
@@ -142,7 +142,8 @@ def predict(model: Model, split: Split) -> np.ndarray:
 def baseline(config: TrainConfig, val: Split) -> tuple[float, float, float]:
     """The hand-written evaluation on the validation positions: its best K', its loss there, and
     the loss of a constant guess (the mean target), for scale."""
-    evals = classic_evaluations(val.positions, val.rows, val.mirror).astype(np.float64)
+    evals = (val.base if config.base == CLASSIC_BASE
+             else classic_evaluations(val.positions, val.rows, val.mirror)).astype(np.float64)
     k, loss = fit_scale(evals, val.target)
     constant = float(np.mean((val.target - val.target.mean()) ** 2))
     say(f"baseline: hand-written evaluation, validation loss {loss:.5f} at its best K' = {k:.0f} "

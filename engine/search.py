@@ -660,6 +660,7 @@ class Searcher:
                 is_quiet = not move.promotion and not BB_SQUARES[to_square] & them_bb and not (
                     to_square == ep and board.pawns & BB_SQUARES[move.from_square])
                 # Step 9. Shallow-depth pruning of quiet moves (not checks) once a move has been searched.
+                checking = False  # known to give check (by step 9's test): no leaf search to find it out
                 if (prune_ok and is_quiet and best_score > -MATE_BOUND
                         and (futile or (depth <= 3 and not pv_node and searched >= lmp_limit))):
                     if check_masks is None:  # late move pruning has begun: most quiets will go
@@ -667,9 +668,10 @@ class Searcher:
                                                    board.queens, board.kings, occupied_co[0], occupied_co[1], us)
                     if not self._quiet_gives_check(board, move, check_masks):
                         continue
+                    checking = True
                 to_bb = BB_SQUARES[to_square]
                 score = NO_SCORE
-                if frontier and not ((board.pawns | board.kings) & BB_SQUARES[move.from_square] and (
+                if frontier and not checking and not ((board.pawns | board.kings) & BB_SQUARES[move.from_square] and (
                         to_bb & PROMOTION_RANK[us] or to_bb & occupied_co[us] or abs(to_square - move.from_square) == 2)):
                     # Step 10a. At the frontier a child is a quiescence node (unless the move checks or
                     # a pawn steps onto its seventh rank: they extend): one kernel call makes, tests and

@@ -126,6 +126,9 @@ def check_masks_kernel(pawns, knights, bishops, rooks, queens, kings, black, whi
     A quiet check is a move of a discoverer, or a move of a mover onto `targets` (then
     confirmed by gives_check_kernel): generating only those is much cheaper than all quiets.
     """
+    # As uint64 (no-ops compiled; Python ints when the kernel runs interpreted, whose ~ is negative).
+    pawns, knights, bishops, rooks, queens = U64(pawns), U64(knights), U64(bishops), U64(rooks), U64(queens)
+    kings, black, white = U64(kings), U64(black), U64(white)
     own = white if turn else black
     enemy = black if turn else white
     king = kings & enemy

@@ -68,6 +68,23 @@ class Stage(IntEnum):
     BAD_CAPTURES = 4   # captures that lose material, and under-promotions
 
 
+def usable_killer(board: chess.Board, killer: chess.Move, tt_move: Optional[chess.Move]) -> bool:
+    """Whether the killers' stage yields this killer here: not the TT move (yielded already), quiet,
+    and pseudo-legal (a killer comes from another position at the same ply)."""
+    return (killer != tt_move and not killer.promotion and not board.is_capture(killer)
+            and board.is_pseudo_legal(killer))
+
+
+def castling_codes(board: chess.Board) -> tuple[int, int]:
+    """The side to move's castling moves as the quiet stage takes them (their codes, -1: none).
+    Castling is python-chess's to list (its rules, Chess960's too): onto our own rook's square in
+    python-chess's terms, so the quiet kernel's target mask keeps our pieces' squares."""
+    us = board.turn
+    castles = [encode(move) for move in board.generate_castling_moves(
+        board.occupied_co[us] & board.kings, ~board.occupied_co[not us])]
+    return castles[0] if castles else -1, castles[1] if len(castles) > 1 else -1
+
+
 def pick_moves(
     board: SearchBoard,
     tt_move: Optional[chess.Move],
@@ -124,31 +141,22 @@ def pick_moves(
     # Stage.KILLERS.
     us = board.turn
     killer1, killer2 = killers
-    if (killer1 is not None and killer1 != tt_move and not killer1.promotion and not board.is_capture(killer1)
-            and board.is_pseudo_legal(killer1)):
+    if killer1 is not None and usable_killer(board, killer1, tt_move):
         yield killer1
     else:
         killer1 = None
-    if (killer2 is not None and killer2 != tt_move and killer2 != killer1 and not killer2.promotion
-            and not board.is_capture(killer2)
-            and board.is_pseudo_legal(killer2)):
+    if killer2 is not None and killer2 != killer1 and usable_killer(board, killer2, tt_move):
         yield killer2
     else:
         killer2 = None
 
     # Stage.QUIETS: one kernel call lists them in python-chess's order, sorted (engine.captures).
-    # Castling is python-chess's to list (its rules, Chess960's too): onto our own rook's square
-    # in python-chess's terms, so the target mask keeps our pieces' squares.
+    # Castling is python-chess's to list (castling_codes).
     castle_a = castle_b = -1
     if check_masks is None:
         check_to = discoverers = reachers = 0
         if board.castling_rights & BACK_RANK[us]:
-            castles = [encode(move) for move in board.generate_castling_moves(
-                board.occupied_co[us] & board.kings, ~board.occupied_co[not us])]
-            if castles:
-                castle_a = castles[0]
-                if len(castles) > 1:
-                    castle_b = castles[1]
+            castle_a, castle_b = castling_codes(board)
     else:
         check_to, discoverers, reachers = check_masks
     codes = board.codes

@@ -12,20 +12,25 @@ import random
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Optional, Protocol
+from typing import TYPE_CHECKING, Callable, Iterator, Optional, Protocol
 
 import chess
 
 from garfish.engine.bits import entry_point
 from garfish.engine.board import SearchBoard
+from garfish.engine.captures import CODE_MASK
 from garfish.engine.checks import check_masks_kernel, gives_check_kernel, threats_entry
 from garfish.engine.flags import (
     ATTACKS_BISHOP, ATTACKS_KNIGHT, ATTACKS_PAWN, ATTACKS_QUEEN, ATTACKS_ROOK, ILLEGAL_FLAG, IN_CHECK_FLAG,
     PROMOTION_FLAG, packed_flags, packed_score,
 )
-from garfish.engine.history import History
-from garfish.engine.movepick import PROMOTION_RANK, pick_moves
-from garfish.engine.moves import decode, encode
+from garfish.engine.frontier import (
+    CUT, DONE, NEED_KILLERS, NEED_MOVE, NEW_NODE, NO_PENDING, PENDING_ILLEGAL, QUIET_BIT, STATUS_BITS,
+    STATUS_MASK, frontier_kernel, frontier_rows,
+)
+from garfish.engine.history import History, history_bonus
+from garfish.engine.movepick import BACK_RANK, PROMOTION_RANK, castling_codes, pick_moves, usable_killer
+from garfish.engine.moves import MOVE_TABLE, decode, encode
 from garfish.engine.qsearch import QuiescenceWork, leaf_entry, quiescence_entry
 from garfish.engine.skill import Skill
 from garfish.engine.timeman import soft_limit, time_budget
@@ -40,6 +45,7 @@ from garfish.engine.zobrist import zobrist, zobrist_kernel
 _zobrist = entry_point(zobrist_kernel)
 _check_masks = entry_point(check_masks_kernel)
 _gives_check = entry_point(gives_check_kernel)
+_frontier_loop = entry_point(frontier_kernel)
 
 if TYPE_CHECKING:
     from garfish.engine.nnue import NetworkEvaluator
@@ -194,6 +200,10 @@ class Searcher:
         self.history = History()
         self._work = QuiescenceWork()  # the quiescence kernels' work arrays (engine.qsearch) ...
         self._work_arrays = (self._work.state, self._work.frames, self._work.lists)  # ... as they take them
+        self._frontier_rows = frontier_rows()  # the frontier loop's, a ply each (engine.frontier)
+        # Step 10b's kernel at frontier nodes (False: _negamax's Python loop there too, the same tree;
+        # tests/test_frontier.py compares the two).
+        self.compiled_frontier = True
         # What the quiescence kernels evaluate with: whether a network, its weights, parameters and the
         # search board's accumulators (stand-ins of the right types for the hand-written evaluation).
         self._evaluation: tuple = (False, self._work.no_weights, self._work.no_params, self._work.no_accumulators)
@@ -647,7 +657,13 @@ class Searcher:
                                        board.kings, occupied_co[0], occupied_co[1], us)
         keys.append(key)
         try:
-            moves = pick_moves(board, tt_move, killers, history.table, capture_targets, check_masks, in_check)
+            if depth == 1 and prune_ok and not pv_node and self.compiled_frontier:
+                # Step 10b. A frontier node's moves, searched by a kernel call a stage (engine.frontier).
+                best_score, best_move, searched = self._frontier(board, ply, alpha, beta, tt_move, killers,
+                                                                 capture_targets, futile, check_masks)
+                moves: Iterator[chess.Move] = iter(())
+            else:
+                moves = pick_moves(board, tt_move, killers, history.table, capture_targets, check_masks, in_check)
             them_bb = occupied_co[not us]
             frontier = depth == 1  # a child is a quiescence node, unless its move extends
             parent: Optional[tuple] = None  # the node for leaf_kernel (step 10a), made at its first use
@@ -864,6 +880,97 @@ class Searcher:
             self.seldepth = deepest
         if self.nodes >= self._next_poll:
             self._poll()
+        return score
+
+    def _frontier(self, board: SearchBoard, ply: int, alpha: int, beta: int, tt_move: Optional[chess.Move],
+                  killers: list[Optional[chess.Move]], capture_targets: int, futile: bool,
+                  check_masks: Optional[tuple[int, int, int]]) -> tuple[int, Optional[chess.Move], int]:
+        """Step 10b of _negamax: the moves of a frontier node (depth 1, not a PV node, not in check),
+        gone through by frontier_kernel in the picker's stages (engine.movepick.pick_moves): it
+        searches the moves whose children are quiescence nodes and hands the others back
+        (_frontier_child), and asks for the killers and castling moves (python-chess's tests) when
+        it reaches them. The same moves, order, pruning and scores as _negamax's loop. check_masks:
+        the node's, when it is futile (the quiet stage then lists only possible checks). Returns
+        (best score, its move or None when no move raised alpha, legal moves searched)."""
+        node, masks = self._frontier_rows[ply]
+        black, white = board.occupied_co
+        ep = board.ep_square
+        us = board.turn
+        parent = (board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings, black, white, us,
+                  -1 if ep is None else ep)
+        # Stage.TT_MOVE. Pseudo-legal is enough: the kernel (or push_legal) tests the king's safety.
+        tt_code = -1
+        if tt_move is not None:
+            if board.is_pseudo_legal(tt_move):
+                tt_code = encode(tt_move)
+            else:
+                tt_move = None
+        check_to, discoverers, reachers = check_masks if check_masks is not None else (0, 0, 0)
+        have_killers = False
+        killer1_code = killer2_code = castle_a = castle_b = -1
+        pending = NEW_NODE
+        slot = board.slot()
+        bonus = history_bonus(1)
+        while True:
+            result, nodes, deepest, best_score, best_code, searched, now = _frontier_loop(
+                *parent, tt_code, capture_targets, check_to, discoverers, reachers, futile, alpha, beta, have_killers,
+                killer1_code, killer2_code, castle_a, castle_b, pending, ply, QS_CHECKS, *self._evaluation, slot,
+                self._node_limit - self.nodes if self._node_limit else NO_BUDGET, *self._work_arrays, node, masks,
+                self.history.table, bonus)
+            if nodes:
+                self.nodes += nodes
+                if deepest > self.seldepth:
+                    self.seldepth = deepest
+                if self.nodes >= self._next_poll:
+                    self._poll()
+            status = result & STATUS_MASK
+            if status == NEED_MOVE:
+                move = MOVE_TABLE[result >> STATUS_BITS]
+                pending = self._frontier_child(board, move, now, beta, searched, ply)
+            elif status == NEED_KILLERS:
+                # Stage.KILLERS: quiet, pseudo-legal, and neither the TT move nor each other.
+                killer1, killer2 = killers
+                if killer1 is not None and usable_killer(board, killer1, tt_move):
+                    killer1_code = encode(killer1)
+                else:
+                    killer1 = None
+                if killer2 is not None and killer2 != killer1 and usable_killer(board, killer2, tt_move):
+                    killer2_code = encode(killer2)
+                # Stage.QUIETS' castling moves, python-chess's to list.
+                if check_masks is None and board.castling_rights & BACK_RANK[us]:
+                    castle_a, castle_b = castling_codes(board)
+                have_killers = True
+                pending = NO_PENDING
+            elif status == CUT:
+                if result & QUIET_BIT:  # the killers (frontier_kernel has updated the history)
+                    best = MOVE_TABLE[(result >> STATUS_BITS) & CODE_MASK]
+                    if killers[0] != best:
+                        killers[1] = killers[0]
+                        killers[0] = best
+                return best_score, MOVE_TABLE[best_code], searched
+            elif status == DONE:
+                return best_score, MOVE_TABLE[best_code] if best_code >= 0 else None, searched
+            else:  # BUDGET: the node limit, at which _poll has ended the search
+                raise SearchAborted
+
+    def _frontier_child(self, board: SearchBoard, move: chess.Move, alpha: int, beta: int, searched: int,
+                        ply: int) -> int:
+        """A move of a frontier node that frontier_kernel hands back (a check, a pawn onto its seventh
+        rank, castling), made on the search's board and searched as _negamax's loop does at depth 1
+        (alpha: the node's now): its score (the node's view), or PENDING_ILLEGAL when it leaves our
+        king attacked."""
+        us = board.turn
+        child = board.push_legal(move)
+        if child is None:
+            return PENDING_ILLEGAL
+        to_bb = BB_SQUARES[move.to_square]
+        # Extensions: a check, and a pawn stepping onto its seventh rank (it stands on to_square now).
+        new_depth = 1 if child & IN_CHECK_FLAG or (to_bb & PROMOTION_RANK[us] and board.pawns & to_bb) else 0
+        if searched == 0:
+            score = -self._negamax(board, new_depth, -beta, -alpha, ply + 1, False, True, child)
+        else:
+            score = -self._negamax(board, new_depth, -alpha - 1, -alpha, ply + 1, False, True, child)
+        board.pop()
         return score
 
     def _leaf(self, parent: tuple, slot: int, code: int, alpha: int, beta: int, ply: int) -> int:

@@ -45,7 +45,7 @@ import chess
 import numpy as np
 from numba import njit
 
-from garfish.engine.bits import NONE_YET, ONE, lsb, popcount
+from garfish.engine.bits import NONE_YET, ONE, entry_point, lsb, popcount
 from garfish.engine.board import SearchBoard
 from garfish.engine.evaluate import evaluate_kernel
 from garfish.engine.flags import FLAG_BITS, FLAGS_MASK, ILLEGAL_FLAG, attack_flags, packed_score, side_attacks
@@ -274,6 +274,11 @@ def network_update_kernel(pawns, knights, bishops, rooks, queens, kings, black, 
     return (score << FLAG_BITS) | flags
 
 
+# The search's compiled entry: no dispatcher between push_legal and the kernel (engine.bits.entry_point;
+# timeit, CPython 3.11: ~1.35 us a call against ~1.87 us through the dispatcher, its arrays' types matched).
+_network_update = entry_point(network_update_kernel)
+
+
 def network_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, weights, params) -> int:
     """The network's score from the side to move's view packed with evaluate_kernel's flags:
     score << FLAG_BITS | flags, the accumulators computed from scratch. A position whose side
@@ -341,9 +346,9 @@ class NetworkBoard(SearchBoard):
         evaluate_packed, not through it: a Python call less per node.)"""
         self.push(move)
         occupied_co = self.occupied_co
-        packed = network_update_kernel(self.pawns, self.knights, self.bishops, self.rooks, self.queens, self.kings,
-                                       occupied_co[0], occupied_co[1], self.turn, self.weights, self.params,
-                                       self.state, len(self._undo or self.move_stack))
+        packed = _network_update(self.pawns, self.knights, self.bishops, self.rooks, self.queens, self.kings,
+                                 occupied_co[0], occupied_co[1], self.turn, self.weights, self.params, self.state,
+                                 len(self._undo or self.move_stack))
         if packed & ILLEGAL_FLAG:
             self.pop()
             return None
@@ -354,6 +359,6 @@ class NetworkBoard(SearchBoard):
         ply before's. (The ply: the depth of the undo list, or of python-chess's move stack on a
         Chess960 board, whose moves python-chess makes.)"""
         occupied_co = self.occupied_co
-        return network_update_kernel(self.pawns, self.knights, self.bishops, self.rooks, self.queens, self.kings,
-                                     occupied_co[0], occupied_co[1], self.turn, self.weights, self.params, self.state,
-                                     len(self._undo or self.move_stack))
+        return _network_update(self.pawns, self.knights, self.bishops, self.rooks, self.queens, self.kings,
+                               occupied_co[0], occupied_co[1], self.turn, self.weights, self.params, self.state,
+                               len(self._undo or self.move_stack))

@@ -35,42 +35,59 @@ import chess
 import numpy as np
 from numba import njit
 
-from garfish.engine.bits import NONE_YET, ONE, U64
-from garfish.engine.captures import CODE_MASK, GOOD_BIT, _piece_at, capture_list_kernel, quiet_list_kernel
-from garfish.engine.checks import check_masks_kernel, gives_check_kernel
-from garfish.engine.flags import ILLEGAL_FLAG, IN_CHECK_FLAG
+from garfish.engine.bits import NONE_YET, ONE, U64, ZERO
+from garfish.engine.captures import CODE_MASK, GOOD_BIT, _attacks, _piece_at, capture_list_kernel, quiet_list_kernel
+from garfish.engine.checks import check_masks_kernel, gives_check_kernel, threats_kernel
+from garfish.engine.flags import (
+    ATTACKS_BISHOP, ATTACKS_KNIGHT, ATTACKS_PAWN, ATTACKS_QUEEN, ATTACKS_ROOK, FLAG_BITS, FLAGS_MASK, ILLEGAL_FLAG,
+    IN_CHECK_FLAG, PROMOTION_FLAG,
+)
 from garfish.engine.moves import PROMOTION_SHIFT, SQUARE_MASK, TO_SHIFT
 from garfish.engine.qsearch import (
     BISHOPS, BLACK, KINGS, KNIGHTS, PAWNS, QUEENS, ROOKS, ROOT_ROW, SPARE_ROW, WHITE, _evaluate, _make, _search, _start,
+    code_squares,
 )
-from garfish.engine.types import INF, MATE_BOUND, MAX_LISTED_MOVES, MAX_PLY
+from garfish.engine.tt import (
+    BOUND_MASK, BOUND_SHIFT, BUCKET_SIZE, DEPTH_MASK, DEPTH_SHIFT, MOVE_MASK, SCORE_MASK, SCORE_SHIFT, VALUE_OFFSET,
+)
+from garfish.engine.types import INF, MATE_BOUND, MAX_LISTED_MOVES, MAX_PLY, PIECE_VALUE, TB_WIN_BOUND, Bound
 
 # The node's work row (int64[NODE_ROWS, MAX_LISTED_MOVES], one a ply): row 0 its loop's state (the
 # L_* fields below), row 1 the quiet moves tried (codes), row 2 the capture list, row 3 the quiet list.
 STATE_ROW, TRIED_ROW, CAPTURES_ROW, QUIETS_ROW = range(4)
 NODE_ROWS = 4
+MASK_FIELDS = 4  # a row of `masks`: check_masks_kernel's three, then the capture targets
 # The loop's state: the window, the best score so far and its move's code (-1: none raised alpha),
 # the legal moves searched, the quiet moves tried, whether the check masks are made (in the node's
 # row of `masks`: check_masks_kernel's three), the stage and the next index in its list, the
-# capture list's length, the quiet list's, and the code of the move handed back to the caller.
-L_ALPHA, L_BETA, L_BEST, L_BEST_CODE, L_SEARCHED, L_TRIED, L_MASKS, L_STAGE, L_NEXT, L_CAPTURES, L_QUIETS, L_PENDING = range(12)
+# capture list's length, the quiet list's, the code of the move handed back to the caller, and the
+# TT move's code (-1: none, or not pseudo-legal here). The node's row of `masks` holds the check
+# masks and, fourth, the squares its captures can land on.
+(L_ALPHA, L_BETA, L_BEST, L_BEST_CODE, L_SEARCHED, L_TRIED, L_MASKS, L_STAGE, L_NEXT, L_CAPTURES, L_QUIETS, L_PENDING,
+ L_TT) = range(13)
 # The picker's stages (engine.movepick.Stage), as the kernel goes through them.
 TT_STAGE, GOOD_STAGE, KILLER_STAGE, QUIET_STAGE, BAD_STAGE, END_STAGE = range(6)
 # What a call returns first: the end of the node's moves (DONE), a cut-off (CUT, with its move's code
 # and QUIET_BIT), a move for the caller to search (NEED_MOVE, with its code), the killers and the
 # castling moves wanted (NEED_KILLERS), or the node budget spent (BUDGET).
-DONE, CUT, NEED_MOVE, NEED_KILLERS, BUDGET = range(5)
+DONE, CUT, NEED_MOVE, NEED_KILLERS, BUDGET, TT_CUT, RFP_CUT, NEED_TT_TEST = range(8)
 # The same as typed values, not literals (a literal argument compiles a callee again: engine.bits.NONE_YET).
-_DONE, _NEED_KILLERS, _BUDGET = np.int64(DONE), np.int64(NEED_KILLERS), np.int64(BUDGET)
-STATUS_BITS = 3
+_DONE, _NEED_KILLERS, _BUDGET, _RFP_CUT = np.int64(DONE), np.int64(NEED_KILLERS), np.int64(BUDGET), np.int64(RFP_CUT)
+_NEED_TT_TEST = np.int64(NEED_TT_TEST)
+STATUS_BITS = 4
 STATUS_MASK = (1 << STATUS_BITS) - 1
 QUIET_BIT = 1 << (STATUS_BITS + 16)  # CUT: the move that cut off is quiet (the caller records it as a killer)
 NEW_NODE = INF + 1           # pending: a new node (set up the loop's state)
 NO_PENDING = INF + 2         # pending: nothing to back up (the killers handed in)
 PENDING_ILLEGAL = INF + 3    # pending: the move handed back left the king attacked, not searched
 HISTORY_MAX = 16384          # engine.history's gravity bound (the same arithmetic as History.update)
-LMP_MOVES = 4                # engine.search's LMP_BASE + depth * depth at depth 1
 _PROMOTION_RANK = np.array([chess.BB_RANK_2, chess.BB_RANK_7], dtype=np.uint64)  # by colour: pawns about to promote
+_PAWN_RANK = np.array([chess.BB_RANK_7, chess.BB_RANK_2], dtype=np.uint64)  # by colour: pawns not yet moved
+_LAST_RANKS = U64(chess.BB_RANK_1 | chess.BB_RANK_8)
+_ALL = U64(chess.BB_ALL)
+_LOW_32 = U64(0xFFFFFFFF)
+_QUEEN_VALUE, _ROOK_VALUE = np.int64(PIECE_VALUE[chess.QUEEN]), np.int64(PIECE_VALUE[chess.ROOK])
+EXACT, LOWER, UPPER = int(Bound.EXACT), int(Bound.LOWER), int(Bound.UPPER)
 
 
 @njit(cache=True)
@@ -141,35 +158,95 @@ def _answer(status, nodes, deepest, loop):
             int(loop[L_ALPHA]))
 
 
+@njit(cache=True)
+def _tt_move_test(code, pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, scratch):
+    """python-chess's is_pseudo_legal for the TT move `code` (a key collision can store any move): 1
+    yes, 0 no, -1 when it may be castling (a king's move by two squares or onto its own piece), which
+    python-chess decides. A pawn's capture, en passant or promotion is looked up in
+    capture_list_kernel's list (written into scratch)."""
+    from_sq, to_sq, promotion, from_bb, to_bb = code_squares(code)
+    own = white if turn else black
+    if not own & from_bb:
+        return 0
+    occ = white | black
+    piece = _piece_at(from_bb, pawns, knights, bishops, rooks, queens)
+    if piece == 6 and (to_bb & own or to_sq - from_sq == 2 or from_sq - to_sq == 2):
+        return -1
+    if to_bb & own or (promotion and piece != 1):
+        return 0
+    if piece != 1:
+        return 1 if _attacks(from_sq, piece, occ) & to_bb else 0
+    if not promotion and not to_bb & occ and not to_bb & _LAST_RANKS:
+        step = 8 if turn else -8
+        if to_sq == from_sq + step:
+            return 1
+        if (to_sq == from_sq + 2 * step and from_bb & _PAWN_RANK[1 if turn else 0]
+                and not (ONE << U64(from_sq + step)) & occ):
+            return 1
+    count = capture_list_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, _ALL, scratch)
+    for i in range(count):
+        if scratch[i] & CODE_MASK == code:
+            return 1
+    return 0
+
+
+@njit(cache=True)
+def _capture_targets(packed, pawns, knights, bishops, rooks, queens, them, ep):
+    """engine.search's capture targets of a node not in check: every square with a pawn about to
+    promote, else the enemy pieces of the kinds the evaluation's flags say are attacked, and the
+    en passant square."""
+    flags = packed & FLAGS_MASK
+    if flags & PROMOTION_FLAG:
+        return _ALL
+    mask = ZERO
+    if flags & ATTACKS_QUEEN:
+        mask |= queens
+    if flags & ATTACKS_ROOK:
+        mask |= rooks
+    if flags & ATTACKS_BISHOP:
+        mask |= bishops
+    if flags & ATTACKS_KNIGHT:
+        mask |= knights
+    if flags & ATTACKS_PAWN:
+        mask |= pawns
+    mask &= them
+    if ep >= 0:
+        mask |= ONE << U64(ep)
+    return mask
+
+
 @njit(
-    "UniTuple(int64, 7)(uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean, int64, int64, "
-    "uint64, uint64, uint64, uint64, boolean, int64, int64, boolean, int64, int64, int64, int64, int64, int64, "
-    "boolean, boolean, int16[:, ::1], int64[::1], int32[:, ::1], int64, int64, uint64[:, ::1], int64[:, ::1], "
-    "int64[:, ::1], int64[:, ::1], uint64[::1], int64[::1], int64)",
+    "UniTuple(int64, 7)(uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean, int64, uint64, "
+    "int64, uint64[::1], uint64[::1], boolean, int64, int64, int64, boolean, int64, int64, int64, int64, int64, "
+    "int64, boolean, boolean, int64, int64, int64, boolean, int16[:, ::1], int64[::1], int32[:, ::1], int64, int64, "
+    "uint64[:, ::1], int64[:, ::1], int64[:, ::1], int64[:, ::1], uint64[::1], int64[::1], int64)",
     cache=True, nogil=True,
 )
-def frontier_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, tt_code, capture_targets,
-                    check_to, discoverers, reachers, futile, alpha, beta, have_killers, killer1, killer2, castle_a,
-                    castle_b, pending, ply, checks, use_network, weights, params, accumulators, slot, budget, state,
-                    frames, lists, node, masks, history, bonus):
-    """Go on through the frontier node's moves (the module's description): (status | code <<
-    STATUS_BITS [| QUIET_BIT], nodes searched, deepest ply, best score, its move's code (-1: none
-    raised alpha), legal moves searched, alpha). pending: NEW_NODE (set up the loop from alpha, beta, futile
-    and the check masks), NO_PENDING, or the score (the node's view) of the move handed back last
-    time (PENDING_ILLEGAL: it was illegal), backed up first. tt_code: the TT move if pseudo-legal
-    (-1: none); capture_targets: engine.search's (0: no capture stage); futile: every quiet move but
-    a check is pruned (the quiet list then holds only possible checks, by the masks check_to,
-    discoverers, reachers); have_killers: killer1, killer2 (pseudo-legal quiet moves, -1: none) and
-    the castling moves castle_a, castle_b (-1: none) are handed in (else the kernel asks for them
-    when it reaches the killers). ply: the node's; checks: the leaf searches' first-ply quiet checks;
-    the evaluation, slot (the node's accumulators), budget and work arrays as
+def frontier_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, key, packed, tt_keys,
+                    tt_data, futile, alpha, beta, tt_verdict, have_killers, killer1, killer2, castle_a, castle_b,
+                    pending, ply, checks, rfp, rfp_margin, rfp_minor, lmp, use_network, weights, params, accumulators,
+                    slot, budget, state, frames, lists, node, masks, history, bonus):
+    """Search the frontier node on from where it stopped (the module's description): (status | code
+    << STATUS_BITS [| QUIET_BIT], nodes searched, deepest ply, best score (TT_CUT, RFP_CUT: the
+    node's score), its move's code (-1: none raised alpha), legal moves searched, alpha).
+
+    pending: NEW_NODE (a new node: its TT probe with `key` in tt_keys and tt_data, reverse futility
+    pruning when `rfp` (margin rfp_margin, a minor piece en prise rfp_minor), its capture targets from
+    the evaluation's result `packed`, the check masks when `futile`), NO_PENDING, or the score (the
+    node's view) of the move handed back last time (PENDING_ILLEGAL: it was illegal), backed up
+    first. tt_verdict: python-chess's answer whether the TT move is pseudo-legal (1, 0; -1: not
+    asked), after NEED_TT_TEST. futile: every quiet move but a check is pruned (the quiet list then
+    holds only possible checks); lmp: the quiet moves searched after which late move pruning
+    begins. have_killers: killer1, killer2 (pseudo-legal quiet moves, -1: none) and the castling
+    moves castle_a, castle_b (-1: none) are handed in (else the kernel asks for them when it reaches
+    the killers). ply: the node's; checks: the leaf searches' first-ply quiet checks; the
+    evaluation, slot (the node's accumulators), budget and work arrays as
     engine.qsearch.leaf_kernel takes them; node: the node's work row (NODE_ROWS rows); masks: its
-    check masks (check_masks_kernel's, made at the first need, as _quiet_gives_check); history: the
-    butterfly table; bonus: the history bonus of a cut-off here."""
+    check masks (check_masks_kernel's, made at the first need, as _quiet_gives_check) and capture
+    targets; history: the butterfly table; bonus: the history bonus of a cut-off here."""
     # As uint64 (no-ops compiled; Python ints when the kernel runs interpreted, whose ~ is negative).
     pawns, knights, bishops, rooks, queens = U64(pawns), U64(knights), U64(bishops), U64(rooks), U64(queens)
-    kings, black, white = U64(kings), U64(black), U64(white)
-    check_to, discoverers, reachers = U64(check_to), U64(discoverers), U64(reachers)
+    kings, black, white, key = U64(kings), U64(black), U64(white), U64(key)
     loop = node[STATE_ROW]
     nodes = NONE_YET  # typed, not literal zeros (engine.bits.NONE_YET)
     deepest = NONE_YET
@@ -183,12 +260,60 @@ def frontier_kernel(pawns, knights, bishops, rooks, queens, kings, black, white,
         loop[L_BEST_CODE] = -1
         loop[L_SEARCHED] = 0
         loop[L_TRIED] = 0
-        loop[L_MASKS] = 1 if futile else 0
-        masks[0], masks[1], masks[2] = check_to, discoverers, reachers
         loop[L_STAGE] = TT_STAGE
         loop[L_NEXT] = 0
         loop[L_CAPTURES] = 0
         loop[L_QUIETS] = 0
+        loop[L_TT] = -1
+        # Step 3. The transposition table (engine.tt's probe): a cut-off, else a move to try first.
+        i = np.int64(((key & _LOW_32) * U64(tt_keys.shape[0] // BUCKET_SIZE)) >> U64(32)) * BUCKET_SIZE
+        entry = ZERO
+        if tt_keys[i] ^ tt_data[i] == key:
+            entry = tt_data[i]
+        elif tt_keys[i + 1] ^ tt_data[i + 1] == key:
+            entry = tt_data[i + 1]
+        if entry:
+            if np.int64((entry >> U64(DEPTH_SHIFT)) & U64(DEPTH_MASK)) >= 1:
+                score = np.int64((entry >> U64(SCORE_SHIFT)) & U64(SCORE_MASK)) - VALUE_OFFSET
+                if score >= TB_WIN_BOUND:  # value_from_tt
+                    score -= ply
+                elif score <= -TB_WIN_BOUND:
+                    score += ply
+                bound = np.int64((entry >> U64(BOUND_SHIFT)) & U64(BOUND_MASK))
+                if bound == EXACT or (bound == LOWER and score >= beta) or (bound == UPPER and score <= alpha):
+                    loop[L_BEST] = score
+                    return _answer(TT_CUT | np.int64(entry & U64(MOVE_MASK)) << STATUS_BITS, nodes, deepest, loop)
+            loop[L_TT] = np.int64(entry & U64(MOVE_MASK)) if entry & U64(MOVE_MASK) else -1
+        # Step 5. Reverse futility pruning (engine.search's _negamax and _value_at_risk).
+        static_eval = packed >> FLAG_BITS
+        if rfp and beta > -MATE_BOUND:
+            surplus = static_eval - rfp_margin - beta
+            if surplus >= 0:
+                threatened = threats_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn)
+                risk = NONE_YET
+                if threatened & queens:
+                    risk = _QUEEN_VALUE
+                elif threatened & rooks:
+                    risk = _ROOK_VALUE
+                elif threatened:
+                    risk = rfp_minor
+                if surplus >= risk:
+                    loop[L_BEST] = static_eval
+                    return _answer(_RFP_CUT, nodes, deepest, loop)
+        # Step 8. The capture stages' targets, and the check masks of a futile node's quiet stage.
+        masks[3] = _capture_targets(packed, pawns, knights, bishops, rooks, queens, them, ep)
+        loop[L_MASKS] = 1 if futile else 0
+        if futile:
+            masks[0], masks[1], masks[2] = check_masks_kernel(pawns, knights, bishops, rooks, queens, kings, black,
+                                                              white, turn)
+        # Stage.TT_MOVE: only when pseudo-legal (the kernel or push_legal tests the king's safety).
+        if loop[L_TT] >= 0:
+            verdict = _tt_move_test(loop[L_TT], pawns, knights, bishops, rooks, queens, kings, black, white, turn,
+                                    ep, node[CAPTURES_ROW])
+            if verdict < 0:
+                return _answer(_NEED_TT_TEST | loop[L_TT] << STATUS_BITS, nodes, deepest, loop)
+            if verdict == 0:
+                loop[L_TT] = -1
     elif pending != NO_PENDING:
         code = loop[L_PENDING]
         loop[L_NEXT] += 1
@@ -196,6 +321,10 @@ def frontier_kernel(pawns, knights, bishops, rooks, queens, kings, black, white,
             quiet = _is_quiet(code, pawns, them, ep)
             if _back_up(node, history, turn, code, quiet, pending, bonus):
                 return _answer(CUT | code << STATUS_BITS | (QUIET_BIT if quiet else 0), nodes, deepest, loop)
+    elif tt_verdict == 0 and loop[L_STAGE] == TT_STAGE and loop[L_NEXT] == 0:
+        loop[L_TT] = -1  # python-chess's answer after NEED_TT_TEST
+    tt_code = loop[L_TT]
+    capture_targets = masks[3]
     while True:
         stage = loop[L_STAGE]
         index = loop[L_NEXT]
@@ -204,11 +333,11 @@ def frontier_kernel(pawns, knights, bishops, rooks, queens, kings, black, white,
                 loop[L_CAPTURES] = capture_list_kernel(pawns, knights, bishops, rooks, queens, kings, black, white,
                                                        turn, ep, capture_targets, node[CAPTURES_ROW])
             elif stage == KILLER_STAGE and not have_killers:
-                return _answer(_NEED_KILLERS, nodes, deepest, loop)
+                return _answer(_NEED_KILLERS | (tt_code + 1) << STATUS_BITS, nodes, deepest, loop)
             elif stage == QUIET_STAGE:
                 loop[L_QUIETS] = quiet_list_kernel(
-                    pawns, knights, bishops, rooks, queens, kings, black, white, turn, check_to, discoverers,
-                    reachers, futile, castle_a, castle_b, tt_code, killer1, killer2, history, node[QUIETS_ROW])
+                    pawns, knights, bishops, rooks, queens, kings, black, white, turn, masks[0], masks[1], masks[2],
+                    futile, castle_a, castle_b, tt_code, killer1, killer2, history, node[QUIETS_ROW])
             elif stage == END_STAGE:
                 return _answer(_DONE, nodes, deepest, loop)
         entry = _stage_entry(node, stage, index, tt_code, killer1, killer2)
@@ -221,13 +350,10 @@ def frontier_kernel(pawns, knights, bishops, rooks, queens, kings, black, white,
         if stage == GOOD_STAGE or stage == BAD_STAGE:
             if code == tt_code or ((entry & GOOD_BIT) != 0) != (stage == GOOD_STAGE):
                 continue
-        from_sq = code & SQUARE_MASK
-        to_sq = (code >> TO_SHIFT) & SQUARE_MASK
-        from_bb = ONE << U64(from_sq)
-        to_bb = ONE << U64(to_sq)
+        from_sq, to_sq, _, from_bb, to_bb = code_squares(code)
         quiet = _is_quiet(code, pawns, them, ep)
         # Step 9. Shallow-depth pruning of quiet moves (not checks) once a move has been searched.
-        if quiet and loop[L_BEST] > -MATE_BOUND and (futile or loop[L_SEARCHED] >= LMP_MOVES):
+        if quiet and loop[L_BEST] > -MATE_BOUND and (futile or loop[L_SEARCHED] >= lmp):
             if loop[L_MASKS] == 0:  # late move pruning has begun: most quiets will go
                 masks[0], masks[1], masks[2] = check_masks_kernel(pawns, knights, bishops, rooks, queens, kings,
                                                                   black, white, turn)
@@ -277,5 +403,5 @@ def frontier_rows() -> list[tuple[np.ndarray, np.ndarray]]:
     frontier node makes another frontier node one ply deeper, whose loop must not overwrite its
     parent's)."""
     work = np.zeros((MAX_PLY + 2, NODE_ROWS, MAX_LISTED_MOVES), dtype=np.int64)
-    masks = np.zeros((MAX_PLY + 2, 3), dtype=np.uint64)
+    masks = np.zeros((MAX_PLY + 2, MASK_FIELDS), dtype=np.uint64)
     return [(work[ply], masks[ply]) for ply in range(MAX_PLY + 2)]

@@ -59,16 +59,20 @@ BITBOARDS = "uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boo
 
 
 @njit(cache=True)
+def code_squares(code):
+    """A move code's (from square, to square, promotion piece type (0: none), from bit, to bit)."""
+    from_sq = code & SQUARE_MASK
+    to_sq = (code >> TO_SHIFT) & SQUARE_MASK
+    return from_sq, to_sq, code >> PROMOTION_SHIFT, ONE << U64(from_sq), ONE << U64(to_sq)
+
+
+@njit(cache=True)
 def _make(state, parent, child, turn, ep, code):
     """Copy-make: state row `child` is row `parent` after the move `code` (never castling) by the
     side `turn`, as SearchBoard.push makes it; returns the child's en passant square (-1: none)."""
     for i in range(8):
         state[child, i] = state[parent, i]
-    from_sq = code & SQUARE_MASK
-    to_sq = (code >> TO_SHIFT) & SQUARE_MASK
-    promotion = code >> PROMOTION_SHIFT
-    from_bb = ONE << U64(from_sq)
-    to_bb = ONE << U64(to_sq)
+    from_sq, to_sq, promotion, from_bb, to_bb = code_squares(code)
     us = WHITE if turn else BLACK
     them = BLACK if turn else WHITE
     state[child, us] ^= from_bb | to_bb

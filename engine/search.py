@@ -12,7 +12,7 @@ import random
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Iterator, Optional, Protocol
+from typing import TYPE_CHECKING, Callable, Optional, Protocol
 
 import chess
 
@@ -25,8 +25,8 @@ from garfish.engine.flags import (
     PROMOTION_FLAG, packed_flags, packed_score,
 )
 from garfish.engine.frontier import (
-    CUT, DONE, NEED_KILLERS, NEED_MOVE, NEW_NODE, NO_PENDING, PENDING_ILLEGAL, QUIET_BIT, STATUS_BITS,
-    STATUS_MASK, frontier_kernel, frontier_rows,
+    CUT, DONE, NEED_KILLERS, NEED_MOVE, NEED_TT_TEST, NEW_NODE, NO_PENDING, PENDING_ILLEGAL, QUIET_BIT, RFP_CUT,
+    STATUS_BITS, STATUS_MASK, TT_CUT, frontier_kernel, frontier_rows,
 )
 from garfish.engine.history import History, history_bonus
 from garfish.engine.movepick import BACK_RANK, PROMOTION_RANK, castling_codes, pick_moves, usable_killer
@@ -582,6 +582,13 @@ class Searcher:
             if alpha >= beta:
                 return alpha
 
+        # Step 2b. A frontier node (depth 1, not a PV node, not in check) is searched by a kernel from
+        # here on (engine.frontier: the same steps, moves and tree), unless the tablebases may score it.
+        if (depth == 1 and not pv_node and not in_check and not root and self.compiled_frontier and NMP_DEPTH > 1
+                and not (self._tb_pieces and board.halfmove_clock == 0
+                         and board.occupied.bit_count() <= self._tb_pieces)):
+            return self._frontier(board, key, ply, alpha, beta, packed)
+
         # Step 3. Transposition table: a cut-off outside PV nodes, else a move to try first.
         tt_move, tt_score = self._probe_tt(key, depth, alpha, beta, ply, pv_node)
         if tt_score is not None:
@@ -657,13 +664,7 @@ class Searcher:
                                        board.kings, occupied_co[0], occupied_co[1], us)
         keys.append(key)
         try:
-            if depth == 1 and prune_ok and not pv_node and self.compiled_frontier:
-                # Step 10b. A frontier node's moves, searched by a kernel call a stage (engine.frontier).
-                best_score, best_move, searched = self._frontier(board, ply, alpha, beta, tt_move, killers,
-                                                                 capture_targets, futile, check_masks)
-                moves: Iterator[chess.Move] = iter(())
-            else:
-                moves = pick_moves(board, tt_move, killers, history.table, capture_targets, check_masks, in_check)
+            moves = pick_moves(board, tt_move, killers, history.table, capture_targets, check_masks, in_check)
             them_bb = occupied_co[not us]
             frontier = depth == 1  # a child is a quiescence node, unless its move extends
             parent: Optional[tuple] = None  # the node for leaf_kernel (step 10a), made at its first use
@@ -882,76 +883,99 @@ class Searcher:
             self._poll()
         return score
 
-    def _frontier(self, board: SearchBoard, ply: int, alpha: int, beta: int, tt_move: Optional[chess.Move],
-                  killers: list[Optional[chess.Move]], capture_targets: int, futile: bool,
-                  check_masks: Optional[tuple[int, int, int]]) -> tuple[int, Optional[chess.Move], int]:
-        """Step 10b of _negamax: the moves of a frontier node (depth 1, not a PV node, not in check),
-        gone through by frontier_kernel in the picker's stages (engine.movepick.pick_moves): it
-        searches the moves whose children are quiescence nodes and hands the others back
-        (_frontier_child), and asks for the killers and castling moves (python-chess's tests) when
-        it reaches them. The same moves, order, pruning and scores as _negamax's loop. check_masks:
-        the node's, when it is futile (the quiet stage then lists only possible checks). Returns
-        (best score, its move or None when no move raised alpha, legal moves searched)."""
+    def _frontier(self, board: SearchBoard, key: int, ply: int, alpha: int, beta: int, packed: int) -> int:
+        """_negamax's steps 3 to 12 at a frontier node (depth 1, not a PV node, not in check; its draws
+        and mate distance done), by frontier_kernel: the TT probe, reverse futility pruning, the
+        capture targets and the picker's stages (engine.movepick.pick_moves), the moves whose children
+        are quiescence nodes searched and the others handed back (_frontier_child), and the killers,
+        the castling moves and a TT move that may castle asked of python-chess when it reaches them;
+        then the node's result stored. The same steps, moves, order, pruning and scores as
+        _negamax. Returns the node's score."""
         node, masks = self._frontier_rows[ply]
         black, white = board.occupied_co
         ep = board.ep_square
         us = board.turn
         parent = (board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings, black, white, us,
                   -1 if ep is None else ep)
-        # Stage.TT_MOVE. Pseudo-legal is enough: the kernel (or push_legal) tests the king's safety.
-        tt_code = -1
-        if tt_move is not None:
-            if board.is_pseudo_legal(tt_move):
-                tt_code = encode(tt_move)
-            else:
-                tt_move = None
-        check_to, discoverers, reachers = check_masks if check_masks is not None else (0, 0, 0)
+        static_eval = packed_score(packed)
+        futile = FUTILITY_DEPTH >= 1 and static_eval + FUTILITY_MARGIN <= alpha
+        tt = self.tt
+        tt_move: Optional[chess.Move] = None
+        tt_verdict = -1
         have_killers = False
         killer1_code = killer2_code = castle_a = castle_b = -1
         pending = NEW_NODE
         slot = board.slot()
         bonus = history_bonus(1)
-        while True:
-            result, nodes, deepest, best_score, best_code, searched, now = _frontier_loop(
-                *parent, tt_code, capture_targets, check_to, discoverers, reachers, futile, alpha, beta, have_killers,
-                killer1_code, killer2_code, castle_a, castle_b, pending, ply, QS_CHECKS, *self._evaluation, slot,
-                self._node_limit - self.nodes if self._node_limit else NO_BUDGET, *self._work_arrays, node, masks,
-                self.history.table, bonus)
-            if nodes:
-                self.nodes += nodes
-                if deepest > self.seldepth:
-                    self.seldepth = deepest
-                if self.nodes >= self._next_poll:
-                    self._poll()
-            status = result & STATUS_MASK
-            if status == NEED_MOVE:
-                move = MOVE_TABLE[result >> STATUS_BITS]
-                pending = self._frontier_child(board, move, now, beta, searched, ply)
-            elif status == NEED_KILLERS:
-                # Stage.KILLERS: quiet, pseudo-legal, and neither the TT move nor each other.
-                killer1, killer2 = killers
-                if killer1 is not None and usable_killer(board, killer1, tt_move):
-                    killer1_code = encode(killer1)
-                else:
-                    killer1 = None
-                if killer2 is not None and killer2 != killer1 and usable_killer(board, killer2, tt_move):
-                    killer2_code = encode(killer2)
-                # Stage.QUIETS' castling moves, python-chess's to list.
-                if check_masks is None and board.castling_rights & BACK_RANK[us]:
-                    castle_a, castle_b = castling_codes(board)
-                have_killers = True
-                pending = NO_PENDING
-            elif status == CUT:
-                if result & QUIET_BIT:  # the killers (frontier_kernel has updated the history)
-                    best = MOVE_TABLE[(result >> STATUS_BITS) & CODE_MASK]
-                    if killers[0] != best:
-                        killers[1] = killers[0]
-                        killers[0] = best
-                return best_score, MOVE_TABLE[best_code], searched
-            elif status == DONE:
-                return best_score, MOVE_TABLE[best_code] if best_code >= 0 else None, searched
-            else:  # BUDGET: the node limit, at which _poll has ended the search
-                raise SearchAborted
+        keys = self.keys
+        keys.append(key)
+        try:
+            while True:
+                result, nodes, deepest, best_score, best_code, searched, now = _frontier_loop(
+                    *parent, key, packed, tt.keys, tt.data, futile, alpha, beta, tt_verdict, have_killers,
+                    killer1_code, killer2_code, castle_a, castle_b, pending, ply, QS_CHECKS, RFP_DEPTH >= 1, RFP_MARGIN,
+                    RFP_MINOR_RISK, LMP_BASE + 1, *self._evaluation, slot,
+                    self._node_limit - self.nodes if self._node_limit else NO_BUDGET, *self._work_arrays, node, masks,
+                    self.history.table, bonus)
+                if nodes:
+                    self.nodes += nodes
+                    if deepest > self.seldepth:
+                        self.seldepth = deepest
+                    if self.nodes >= self._next_poll:
+                        self._poll()
+                status = result & STATUS_MASK
+                if status == NEED_MOVE:
+                    pending = self._frontier_child(board, MOVE_TABLE[result >> STATUS_BITS], now, beta, searched, ply)
+                elif status == CUT or status == DONE:
+                    break
+                elif status == TT_CUT or status == RFP_CUT:
+                    return best_score
+                elif status == NEED_TT_TEST:  # a TT move that may castle: python-chess's rules
+                    move = MOVE_TABLE[result >> STATUS_BITS]
+                    tt_verdict = 1 if board.is_pseudo_legal(move) else 0
+                    pending = NO_PENDING
+                elif status == NEED_KILLERS:
+                    # Stage.KILLERS: quiet, pseudo-legal, and neither the TT move nor each other.
+                    tt_code = (result >> STATUS_BITS) - 1
+                    tt_move = MOVE_TABLE[tt_code] if tt_code >= 0 else None
+                    killers = self.history.killers[ply]
+                    killer1, killer2 = killers
+                    if killer1 is not None and usable_killer(board, killer1, tt_move):
+                        killer1_code = encode(killer1)
+                    else:
+                        killer1 = None
+                    if killer2 is not None and killer2 != killer1 and usable_killer(board, killer2, tt_move):
+                        killer2_code = encode(killer2)
+                    # Stage.QUIETS' castling moves, python-chess's to list.
+                    if not futile and board.castling_rights & BACK_RANK[us]:
+                        castle_a, castle_b = castling_codes(board)
+                    have_killers = True
+                    pending = NO_PENDING
+                else:  # BUDGET: the node limit, at which _poll has ended the search
+                    raise SearchAborted
+        finally:
+            keys.pop()
+        if status == CUT and result & QUIET_BIT:  # the killers (frontier_kernel has updated the history)
+            best = MOVE_TABLE[(result >> STATUS_BITS) & CODE_MASK]
+            killers = self.history.killers[ply]
+            if killers[0] != best:
+                killers[1] = killers[0]
+                killers[0] = best
+        # Step 11. No legal move: stalemate. (A futile node saw only some quiet moves: if it saw none
+        # at all, ask whether any legal move exists.)
+        if searched == 0:
+            if futile and any(board.generate_legal_moves()):
+                return static_eval
+            return DRAW
+        # Step 12. Remember the result.
+        if best_score >= beta:
+            bound = LOWER
+        elif best_code >= 0 and best_score > alpha:
+            bound = EXACT
+        else:
+            bound = UPPER
+        tt.store(key, best_code if best_code >= 0 else 0, value_to_tt(best_score, ply), 1, bound)
+        return best_score
 
     def _frontier_child(self, board: SearchBoard, move: chess.Move, alpha: int, beta: int, searched: int,
                         ply: int) -> int:

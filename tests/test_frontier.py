@@ -17,12 +17,12 @@ import pytest
 from garfish.engine import Limits, Searcher
 from garfish.engine.bench import BENCH_FENS
 from garfish.engine.evalfile import DEFAULT_EVAL_FILE, load_evaluator
-from garfish.engine.frontier import LMP_MOVES, _history_update
+from garfish.engine.frontier import _history_update, _tt_move_test
 from garfish.engine.history import History, history_bonus
-from garfish.engine.moves import encode
+from garfish.engine.moves import MOVE_TABLE, encode
 from garfish.engine.nnue import NetworkEvaluator
-from garfish.engine.search import LMP_BASE
 from garfish.engine.tt import TranspositionTable
+from garfish.engine.types import MAX_LISTED_MOVES, bitboards
 from garfish.perft.suites import read_suite, suite_files
 from conftest import run_interpreted
 from positions import random_game_boards
@@ -93,8 +93,30 @@ def test_the_history_update_is_history_update() -> None:
         assert history.killers[3][0] == best
 
 
-def test_the_kernels_late_move_threshold_is_the_search_s() -> None:
-    assert LMP_MOVES == LMP_BASE + 1 * 1
+def test_the_tt_move_test_is_python_chess_s(data: Path) -> None:
+    # A key collision can bring any move from the table: the kernel's test says what python-chess's
+    # is_pseudo_legal says, or leaves castling (a king's move by two squares or onto its own piece) to it.
+    rng = random.Random(53)
+    scratch = np.zeros(MAX_LISTED_MOVES, dtype=np.int64)
+    suite = [case.board() for path in suite_files(data) for case in read_suite(path)]
+    asked = verdicts = 0
+    for board in suite[::60] + list(random_game_boards(games=8, seed=54))[::5]:
+        codes = {encode(move) for move in board.generate_pseudo_legal_moves()}
+        codes |= {rng.randrange(64 * 64) | rng.choice((0, 0, 0, 2, 5)) << 12 for _ in range(300)}
+        pieces = [np.uint64(bb) for bb in bitboards(board)[:8]]
+        for code in codes:
+            if MOVE_TABLE[code] is None:  # no move has this code (a promotion off the last ranks, ...)
+                continue
+            verdict = _tt_move_test(np.int64(code), *pieces, board.turn,
+                                    np.int64(-1 if board.ep_square is None else board.ep_square), scratch)
+            move = MOVE_TABLE[code]
+            if verdict < 0:
+                assert board.kings & board.occupied_co[board.turn] & chess.BB_SQUARES[move.from_square], move
+                asked += 1
+            else:
+                assert bool(verdict) == board.is_pseudo_legal(move), (board.fen(), move.uci())
+                verdicts += verdict
+    assert asked > 50 and verdicts > 5000, (asked, verdicts)
 
 
 def test_compiled_and_interpreted_kernels_agree() -> None:

@@ -35,7 +35,7 @@ import chess
 import numpy as np
 from numba import njit
 
-from garfish.engine.bits import NONE_YET, ONE, U64, ZERO
+from garfish.engine.bits import NONE_YET, ONE, U64, ZERO, popcount
 from garfish.engine.captures import CODE_MASK, GOOD_BIT, _attacks, _piece_at, capture_list_kernel, quiet_list_kernel
 from garfish.engine.checks import check_masks_kernel, gives_check_kernel, threats_kernel
 from garfish.engine.flags import (
@@ -51,6 +51,7 @@ from garfish.engine.tt import (
     BOUND_MASK, BOUND_SHIFT, BUCKET_SIZE, DEPTH_MASK, DEPTH_SHIFT, MOVE_MASK, SCORE_MASK, SCORE_SHIFT, VALUE_OFFSET,
 )
 from garfish.engine.types import INF, MATE_BOUND, MAX_LISTED_MOVES, MAX_PLY, PIECE_VALUE, TB_WIN_BOUND, Bound
+from garfish.engine.zobrist import zobrist_kernel
 
 # The node's work row (int64[NODE_ROWS, MAX_LISTED_MOVES], one a ply): row 0 its loop's state (the
 # L_* fields below), row 1 the quiet moves tried (codes), row 2 the capture list, row 3 the quiet list.
@@ -61,19 +62,29 @@ MASK_FIELDS = 4  # a row of `masks`: check_masks_kernel's three, then the captur
 # the legal moves searched, the quiet moves tried, whether the check masks are made (in the node's
 # row of `masks`: check_masks_kernel's three), the stage and the next index in its list, the
 # capture list's length, the quiet list's, the code of the move handed back to the caller, and the
-# TT move's code (-1: none, or not pseudo-legal here). The node's row of `masks` holds the check
+# TT move's code (-1: none, or not pseudo-legal here), whether the killers' stage is set up, its
+# killers' codes and the castling moves' (-1: none). The node's row of `masks` holds the check
 # masks and, fourth, the squares its captures can land on.
 (L_ALPHA, L_BETA, L_BEST, L_BEST_CODE, L_SEARCHED, L_TRIED, L_MASKS, L_STAGE, L_NEXT, L_CAPTURES, L_QUIETS, L_PENDING,
- L_TT) = range(13)
+ L_TT, L_KILLERS, L_KILLER1, L_KILLER2, L_CASTLE_A, L_CASTLE_B) = range(18)
 # The picker's stages (engine.movepick.Stage), as the kernel goes through them.
 TT_STAGE, GOOD_STAGE, KILLER_STAGE, QUIET_STAGE, BAD_STAGE, END_STAGE = range(6)
 # What a call returns first: the end of the node's moves (DONE), a cut-off (CUT, with its move's code
 # and QUIET_BIT), a move for the caller to search (NEED_MOVE, with its code), the killers and the
 # castling moves wanted (NEED_KILLERS), or the node budget spent (BUDGET).
 DONE, CUT, NEED_MOVE, NEED_KILLERS, BUDGET, TT_CUT, RFP_CUT, NEED_TT_TEST = range(8)
+# made_frontier_kernel's own: the move is illegal (ILLEGAL_MOVE), it checks (CHECKING_MOVE: the search
+# extends it), the child is the caller's to search whole (NEED_NODE: few pieces, tablebases, the last
+# plies), or the child's score is known at its entry (ENTRY_SCORE: a draw, mate distance).
+ILLEGAL_MOVE, CHECKING_MOVE, NEED_NODE, ENTRY_SCORE = range(8, 12)
 # The same as typed values, not literals (a literal argument compiles a callee again: engine.bits.NONE_YET).
 _DONE, _NEED_KILLERS, _BUDGET, _RFP_CUT = np.int64(DONE), np.int64(NEED_KILLERS), np.int64(BUDGET), np.int64(RFP_CUT)
 _NEED_TT_TEST = np.int64(NEED_TT_TEST)
+_NEW_NODE, _NOT_ASKED, _NO_CODE, _NO_KILLERS = np.int64(INF + 1), np.int64(-1), np.int64(-1), np.bool_(False)
+_ONE_NODE = np.int64(1)
+_ASK = np.int64(-2)  # _usable_killer: python-chess must tell
+_ILLEGAL_MOVE, _CHECKING_MOVE = np.int64(ILLEGAL_MOVE), np.int64(CHECKING_MOVE)
+_NEED_NODE, _ENTRY_SCORE = np.int64(NEED_NODE), np.int64(ENTRY_SCORE)
 STATUS_BITS = 4
 STATUS_MASK = (1 << STATUS_BITS) - 1
 QUIET_BIT = 1 << (STATUS_BITS + 16)  # CUT: the move that cut off is quiet (the caller records it as a killer)
@@ -86,6 +97,8 @@ _PAWN_RANK = np.array([chess.BB_RANK_7, chess.BB_RANK_2], dtype=np.uint64)  # by
 _LAST_RANKS = U64(chess.BB_RANK_1 | chess.BB_RANK_8)
 _ALL = U64(chess.BB_ALL)
 _LOW_32 = U64(0xFFFFFFFF)
+_RANK_1, _RANK_8 = U64(chess.BB_RANK_1), U64(chess.BB_RANK_8)
+_BACK_RANK = np.array([chess.BB_RANK_8, chess.BB_RANK_1], dtype=np.uint64)  # by colour: where its castling rooks stand
 _QUEEN_VALUE, _ROOK_VALUE = np.int64(PIECE_VALUE[chess.QUEEN]), np.int64(PIECE_VALUE[chess.ROOK])
 EXACT, LOWER, UPPER = int(Bound.EXACT), int(Bound.LOWER), int(Bound.UPPER)
 
@@ -191,6 +204,26 @@ def _tt_move_test(code, pawns, knights, bishops, rooks, queens, kings, black, wh
 
 
 @njit(cache=True)
+def _usable_killer(code, tt_code, pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, scratch):
+    """engine.movepick.usable_killer for the killer `code` (-1: none): the code when the killers'
+    stage yields it (not the TT move, quiet, pseudo-legal), -1 when not, _ASK when python-chess must
+    tell (a king's move by two squares or onto its own piece: castling)."""
+    if code < 0 or code == tt_code or code >> PROMOTION_SHIFT:
+        return _NO_CODE
+    from_sq, to_sq, _, from_bb, to_bb = code_squares(code)
+    them = black if turn else white
+    if (from_bb | to_bb) & them:  # python-chess's is_capture: either square an enemy's
+        return _NO_CODE
+    if to_sq == ep and pawns & from_bb and not (white | black) & to_bb and (
+            to_sq - from_sq in (7, 9, -7, -9)):  # en passant
+        return _NO_CODE
+    verdict = _tt_move_test(code, pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, scratch)
+    if verdict < 0:
+        return _ASK
+    return code if verdict else _NO_CODE
+
+
+@njit(cache=True)
 def _capture_targets(packed, pawns, knights, bishops, rooks, queens, them, ep):
     """engine.search's capture targets of a node not in check: every square with a pawn about to
     promote, else the enemy pieces of the kinds the evaluation's flags say are attacked, and the
@@ -215,40 +248,13 @@ def _capture_targets(packed, pawns, knights, bishops, rooks, queens, them, ep):
     return mask
 
 
-@njit(
-    "UniTuple(int64, 7)(uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean, int64, uint64, "
-    "int64, uint64[::1], uint64[::1], boolean, int64, int64, int64, boolean, int64, int64, int64, int64, int64, "
-    "int64, boolean, boolean, int64, int64, int64, boolean, int16[:, ::1], int64[::1], int32[:, ::1], int64, int64, "
-    "uint64[:, ::1], int64[:, ::1], int64[:, ::1], int64[:, ::1], uint64[::1], int64[::1], int64)",
-    cache=True, nogil=True,
-)
-def frontier_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, key, packed, tt_keys,
-                    tt_data, futile, alpha, beta, tt_verdict, have_killers, killer1, killer2, castle_a, castle_b,
-                    pending, ply, checks, rfp, rfp_margin, rfp_minor, lmp, use_network, weights, params, accumulators,
-                    slot, budget, state, frames, lists, node, masks, history, bonus):
-    """Search the frontier node on from where it stopped (the module's description): (status | code
-    << STATUS_BITS [| QUIET_BIT], nodes searched, deepest ply, best score (TT_CUT, RFP_CUT: the
-    node's score), its move's code (-1: none raised alpha), legal moves searched, alpha).
-
-    pending: NEW_NODE (a new node: its TT probe with `key` in tt_keys and tt_data, reverse futility
-    pruning when `rfp` (margin rfp_margin, a minor piece en prise rfp_minor), its capture targets from
-    the evaluation's result `packed`, the check masks when `futile`), NO_PENDING, or the score (the
-    node's view) of the move handed back last time (PENDING_ILLEGAL: it was illegal), backed up
-    first. tt_verdict: python-chess's answer whether the TT move is pseudo-legal (1, 0; -1: not
-    asked), after NEED_TT_TEST. futile: every quiet move but a check is pruned (the quiet list then
-    holds only possible checks); lmp: the quiet moves searched after which late move pruning
-    begins. have_killers: killer1, killer2 (pseudo-legal quiet moves, -1: none) and the castling
-    moves castle_a, castle_b (-1: none) are handed in (else the kernel asks for them when it reaches
-    the killers). ply: the node's; checks: the leaf searches' first-ply quiet checks; the
-    evaluation, slot (the node's accumulators), budget and work arrays as
-    engine.qsearch.leaf_kernel takes them; node: the node's work row (NODE_ROWS rows); masks: its
-    check masks (check_masks_kernel's, made at the first need, as _quiet_gives_check) and capture
-    targets; history: the butterfly table; bonus: the history bonus of a cut-off here."""
-    # As uint64 (no-ops compiled; Python ints when the kernel runs interpreted, whose ~ is negative).
-    pawns, knights, bishops, rooks, queens = U64(pawns), U64(knights), U64(bishops), U64(rooks), U64(queens)
-    kings, black, white, key = U64(kings), U64(black), U64(white), U64(key)
+@njit(cache=True)
+def _frontier_search(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, castling, key, packed, tt_keys,
+                     tt_data, futile, alpha, beta, tt_verdict, have_killers, killer1, killer2, castle_a, castle_b,
+                     pending, ply, checks, rfp, rfp_margin, rfp_minor, lmp, use_network, weights, params,
+                     accumulators, slot, budget, state, frames, lists, node, masks, history, bonus, nodes):
+    """frontier_kernel's search, its bitboards uint64 and `nodes` the nodes already counted."""
     loop = node[STATE_ROW]
-    nodes = NONE_YET  # typed, not literal zeros (engine.bits.NONE_YET)
     deepest = NONE_YET
     us_bb = white if turn else black
     them = black if turn else white
@@ -265,6 +271,7 @@ def frontier_kernel(pawns, knights, bishops, rooks, queens, kings, black, white,
         loop[L_CAPTURES] = 0
         loop[L_QUIETS] = 0
         loop[L_TT] = -1
+        loop[L_KILLERS] = 0
         # Step 3. The transposition table (engine.tt's probe): a cut-off, else a move to try first.
         i = np.int64(((key & _LOW_32) * U64(tt_keys.shape[0] // BUCKET_SIZE)) >> U64(32)) * BUCKET_SIZE
         entry = ZERO
@@ -332,15 +339,34 @@ def frontier_kernel(pawns, knights, bishops, rooks, queens, kings, black, white,
             if stage == GOOD_STAGE and capture_targets:
                 loop[L_CAPTURES] = capture_list_kernel(pawns, knights, bishops, rooks, queens, kings, black, white,
                                                        turn, ep, capture_targets, node[CAPTURES_ROW])
-            elif stage == KILLER_STAGE and not have_killers:
-                return _answer(_NEED_KILLERS | (tt_code + 1) << STATUS_BITS, nodes, deepest, loop)
+            elif stage == KILLER_STAGE and loop[L_KILLERS] == 0:
+                if have_killers:  # the caller's, after NEED_KILLERS
+                    loop[L_KILLER1], loop[L_KILLER2] = killer1, killer2
+                    loop[L_CASTLE_A], loop[L_CASTLE_B] = castle_a, castle_b
+                else:
+                    # killer1, killer2: the ply's killers, untested (-1: none). Castling, or a killer
+                    # that may castle, is python-chess's to decide.
+                    if not futile and castling & _BACK_RANK[1 if turn else 0]:
+                        return _answer(_NEED_KILLERS | (tt_code + 1) << STATUS_BITS, nodes, deepest, loop)
+                    first = _usable_killer(killer1, tt_code, pawns, knights, bishops, rooks, queens, kings, black,
+                                           white, turn, ep, node[QUIETS_ROW])
+                    second = _NO_CODE
+                    if killer2 != killer1 or first < 0:
+                        second = _usable_killer(killer2, tt_code, pawns, knights, bishops, rooks, queens, kings,
+                                                black, white, turn, ep, node[QUIETS_ROW])
+                    if first == _ASK or second == _ASK:
+                        return _answer(_NEED_KILLERS | (tt_code + 1) << STATUS_BITS, nodes, deepest, loop)
+                    loop[L_KILLER1], loop[L_KILLER2] = first, second
+                    loop[L_CASTLE_A], loop[L_CASTLE_B] = _NO_CODE, _NO_CODE
+                loop[L_KILLERS] = 1
             elif stage == QUIET_STAGE:
                 loop[L_QUIETS] = quiet_list_kernel(
                     pawns, knights, bishops, rooks, queens, kings, black, white, turn, masks[0], masks[1], masks[2],
-                    futile, castle_a, castle_b, tt_code, killer1, killer2, history, node[QUIETS_ROW])
+                    futile, loop[L_CASTLE_A], loop[L_CASTLE_B], tt_code, loop[L_KILLER1], loop[L_KILLER2], history,
+                    node[QUIETS_ROW])
             elif stage == END_STAGE:
                 return _answer(_DONE, nodes, deepest, loop)
-        entry = _stage_entry(node, stage, index, tt_code, killer1, killer2)
+        entry = _stage_entry(node, stage, index, tt_code, loop[L_KILLER1], loop[L_KILLER2])
         if entry < 0:
             loop[L_STAGE] = stage + 1
             loop[L_NEXT] = 0
@@ -396,6 +422,128 @@ def frontier_kernel(pawns, knights, bishops, rooks, queens, kings, black, white,
             return _answer(_BUDGET, nodes, deepest, loop)
         if _back_up(node, history, turn, code, quiet, -score, bonus):
             return _answer(CUT | code << STATUS_BITS | (QUIET_BIT if quiet else 0), nodes, deepest, loop)
+
+
+@njit(
+    "UniTuple(int64, 7)(uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean, int64, uint64, "
+    "uint64, int64, uint64[::1], uint64[::1], boolean, int64, int64, int64, boolean, int64, int64, int64, int64, int64, "
+    "int64, boolean, boolean, int64, int64, int64, boolean, int16[:, ::1], int64[::1], int32[:, ::1], int64, int64, "
+    "uint64[:, ::1], int64[:, ::1], int64[:, ::1], int64[:, ::1], uint64[::1], int64[::1], int64)",
+    cache=True, nogil=True,
+)
+def frontier_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, castling, key, packed, tt_keys,
+                    tt_data, futile, alpha, beta, tt_verdict, have_killers, killer1, killer2, castle_a, castle_b,
+                    pending, ply, checks, rfp, rfp_margin, rfp_minor, lmp, use_network, weights, params, accumulators,
+                    slot, budget, state, frames, lists, node, masks, history, bonus):
+    """Search the frontier node on from where it stopped (the module's description): (status | code
+    << STATUS_BITS [| QUIET_BIT], nodes searched, deepest ply, best score (TT_CUT, RFP_CUT: the
+    node's score), its move's code (-1: none raised alpha), legal moves searched, alpha).
+
+    pending: NEW_NODE (a new node: its TT probe with `key` in tt_keys and tt_data, reverse futility
+    pruning when `rfp` (margin rfp_margin, a minor piece en prise rfp_minor), its capture targets from
+    the evaluation's result `packed`, the check masks when `futile`), NO_PENDING, or the score (the
+    node's view) of the move handed back last time (PENDING_ILLEGAL: it was illegal), backed up
+    first. tt_verdict: python-chess's answer whether the TT move is pseudo-legal (1, 0; -1: not
+    asked), after NEED_TT_TEST. futile: every quiet move but a check is pruned (the quiet list then
+    holds only possible checks); lmp: the quiet moves searched after which late move pruning
+    begins. killer1, killer2: the ply's killers, untested (-1: none), which the kernel tests as
+    engine.movepick.usable_killer does, unless castling is possible or a killer may castle: then it
+    asks (NEED_KILLERS) and the caller hands in have_killers, the tested killers and the castling
+    moves castle_a, castle_b (-1: none). ply: the node's; checks: the leaf searches' first-ply quiet checks; the
+    evaluation, slot (the node's accumulators), budget and work arrays as
+    engine.qsearch.leaf_kernel takes them; node: the node's work row (NODE_ROWS rows); masks: its
+    check masks (check_masks_kernel's, made at the first need, as _quiet_gives_check) and capture
+    targets; history: the butterfly table; bonus: the history bonus of a cut-off here."""
+    # As uint64 (no-ops compiled; Python ints when the kernel runs interpreted, whose ~ is negative).
+    pawns, knights, bishops, rooks, queens = U64(pawns), U64(knights), U64(bishops), U64(rooks), U64(queens)
+    kings, black, white, key = U64(kings), U64(black), U64(white), U64(key)
+    return _frontier_search(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, U64(castling), key,
+                            packed, tt_keys,
+                            tt_data, futile, alpha, beta, tt_verdict, have_killers, killer1, killer2, castle_a,
+                            castle_b, pending, ply, checks, rfp, rfp_margin, rfp_minor, lmp, use_network, weights,
+                            params, accumulators, slot, budget, state, frames, lists, node, masks, history, bonus,
+                            NONE_YET)
+
+
+@njit(cache=True)
+def _made_answer(status, nodes, deepest, loop, key, packed):
+    """made_frontier_kernel's result: frontier_kernel's, then the child's key (high and low 32 bits)
+    and its evaluation kernel's result."""
+    answer = _answer(status, nodes, deepest, loop)
+    return answer + (int(key >> U64(32)), int(key & _LOW_32), int(packed))
+
+
+@njit(
+    "UniTuple(int64, 10)(uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean, int64, uint64, "
+    "int64, int64, uint64[::1], int64, int64, uint64[::1], uint64[::1], boolean, int64, int64, int64, int64, "
+    "boolean, boolean, int64, int64, int64, int64, int64, boolean, int16[:, ::1], int64[::1], int32[:, ::1], int64, "
+    "int64, uint64[:, ::1], int64[:, ::1], int64[:, ::1], int64[:, ::1], uint64[::1], int64[::1], int64)",
+    cache=True, nogil=True,
+)
+def made_frontier_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, castling, halfmove,
+                         code, repeats, repeat_count, tb_pieces, tt_keys, tt_data, futility, futility_margin, alpha,
+                         beta, ply, checks, rfp, rfp_margin, rfp_minor, lmp, killer1, killer2, use_network, weights,
+                         params, accumulators, slot, budget, state, frames, lists, node, masks, history, bonus):
+    """The move `code` (not castling, not a pawn onto its seventh rank) of a depth-2 node (the
+    position given, with its castling rights and halfmove clock), made on the kernel's state, and
+    its child, a frontier node (not a PV node; alpha, beta its window after mate-distance pruning,
+    ply its ply), searched as _negamax searches it: its node counted, its draws (repeats[:repeat_count]:
+    the keys it repeats if its halfmove clock goes on, engine.search's), then frontier_kernel's
+    search (futility: FUTILITY_DEPTH reaches depth 1, futility_margin its margin). frontier_kernel's
+    result, then the child's key (high and low 32 bits) and evaluation; a status of its own when
+    the move is illegal (ILLEGAL_MOVE), checks (CHECKING_MOVE), or the child needs the Python search
+    (NEED_NODE: nothing counted, few pieces or tablebases or the last plies), or when its entry
+    scores it (ENTRY_SCORE: the score as the best). killer1, killer2: the child's ply's killers
+    (untested codes, -1: none). The rest as frontier_kernel takes it, slot the depth-2 node's."""
+    # As uint64 (no-ops compiled; Python ints when the kernel runs interpreted, whose ~ is negative).
+    pawns, knights, bishops, rooks, queens = U64(pawns), U64(knights), U64(bishops), U64(rooks), U64(queens)
+    kings, black, white, castling = U64(kings), U64(black), U64(white), U64(castling)
+    loop = node[STATE_ROW]
+    from_sq, to_sq, _, from_bb, to_bb = code_squares(code)
+    them = black if turn else white
+    reset = (pawns & from_bb) or (them & to_bb)
+    child_halfmove = 0 if reset else halfmove + 1
+    state[SPARE_ROW, PAWNS], state[SPARE_ROW, KNIGHTS], state[SPARE_ROW, BISHOPS] = pawns, knights, bishops
+    state[SPARE_ROW, ROOKS], state[SPARE_ROW, QUEENS], state[SPARE_ROW, KINGS] = rooks, queens, kings
+    state[SPARE_ROW, BLACK], state[SPARE_ROW, WHITE] = black, white
+    child_ep = _make(state, SPARE_ROW, ROOT_ROW, turn, ep, code)
+    c_pawns, c_knights, c_bishops = state[ROOT_ROW, PAWNS], state[ROOT_ROW, KNIGHTS], state[ROOT_ROW, BISHOPS]
+    c_rooks, c_queens, c_kings = state[ROOT_ROW, ROOKS], state[ROOT_ROW, QUEENS], state[ROOT_ROW, KINGS]
+    c_black, c_white = state[ROOT_ROW, BLACK], state[ROOT_ROW, WHITE]
+    pieces = np.int64(popcount(c_black | c_white))
+    if pieces <= 4 or (tb_pieces and child_halfmove == 0 and pieces <= tb_pieces) or ply >= MAX_PLY - 1:
+        return _made_answer(_NEED_NODE, NONE_YET, NONE_YET, loop, ZERO, NONE_YET)
+    packed = _evaluate(state, ROOT_ROW, not turn, use_network, weights, params, accumulators, slot + 1)
+    if packed & ILLEGAL_FLAG:
+        return _made_answer(_ILLEGAL_MOVE, NONE_YET, NONE_YET, loop, ZERO, packed)
+    if packed & IN_CHECK_FLAG:
+        return _made_answer(_CHECKING_MOVE, NONE_YET, NONE_YET, loop, ZERO, packed)
+    # The child: counted, then its key and draws (SearchBoard.push's castling rights).
+    if _ONE_NODE >= budget:
+        return _made_answer(_BUDGET, _ONE_NODE, NONE_YET, loop, ZERO, packed)
+    castling &= ~(from_bb | to_bb)
+    if kings & from_bb:
+        castling &= ~(_RANK_1 if turn else _RANK_8)
+    key = zobrist_kernel(c_pawns, c_knights, c_bishops, c_rooks, c_queens, c_kings, c_black, c_white, not turn,
+                         castling, child_ep)
+    if child_halfmove >= 4:
+        for k in range(repeat_count):
+            if repeats[k] == key:
+                loop[L_BEST] = 0
+                return _made_answer(_ENTRY_SCORE, _ONE_NODE, NONE_YET, loop, key, packed)
+        if child_halfmove >= 100:
+            loop[L_BEST] = 0
+            return _made_answer(_ENTRY_SCORE, _ONE_NODE, NONE_YET, loop, key, packed)
+    if alpha >= beta:
+        loop[L_BEST] = alpha
+        return _made_answer(_ENTRY_SCORE, _ONE_NODE, NONE_YET, loop, key, packed)
+    futile = futility and (packed >> FLAG_BITS) + futility_margin <= alpha
+    answer = _frontier_search(c_pawns, c_knights, c_bishops, c_rooks, c_queens, c_kings, c_black, c_white, not turn,
+                              child_ep, castling, key, packed, tt_keys, tt_data, futile, alpha, beta, _NOT_ASKED,
+                              _NO_KILLERS, killer1, killer2, _NO_CODE, _NO_CODE, _NEW_NODE, ply, checks, rfp, rfp_margin,
+                              rfp_minor, lmp, use_network, weights, params, accumulators, slot + 1, budget, state,
+                              frames, lists, node, masks, history, bonus, _ONE_NODE)
+    return answer + (int(key >> U64(32)), int(key & _LOW_32), int(packed))
 
 
 def frontier_rows() -> list[tuple[np.ndarray, np.ndarray]]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Optional, Protocol
 
 import chess
+import numpy as np
 
 from garfish.engine.bits import entry_point
 from garfish.engine.board import SearchBoard
@@ -25,8 +26,9 @@ from garfish.engine.flags import (
     PROMOTION_FLAG, packed_flags, packed_score,
 )
 from garfish.engine.frontier import (
-    CUT, DONE, NEED_KILLERS, NEED_MOVE, NEED_TT_TEST, NEW_NODE, NO_PENDING, PENDING_ILLEGAL, QUIET_BIT, RFP_CUT,
-    STATUS_BITS, STATUS_MASK, TT_CUT, frontier_kernel, frontier_rows,
+    BUDGET, CHECKING_MOVE, CUT, DONE, ENTRY_SCORE, ILLEGAL_MOVE, NEED_KILLERS, NEED_MOVE, NEED_NODE, NEED_TT_TEST, NEW_NODE,
+    NO_PENDING, PENDING_ILLEGAL, QUIET_BIT, RFP_CUT, STATUS_BITS, STATUS_MASK, TT_CUT, frontier_kernel,
+    frontier_rows, made_frontier_kernel,
 )
 from garfish.engine.history import History, history_bonus
 from garfish.engine.movepick import BACK_RANK, PROMOTION_RANK, castling_codes, pick_moves, usable_killer
@@ -46,6 +48,7 @@ _zobrist = entry_point(zobrist_kernel)
 _check_masks = entry_point(check_masks_kernel)
 _gives_check = entry_point(gives_check_kernel)
 _frontier_loop = entry_point(frontier_kernel)
+_made_loop = entry_point(made_frontier_kernel)
 
 if TYPE_CHECKING:
     from garfish.engine.nnue import NetworkEvaluator
@@ -76,6 +79,8 @@ TB_ROOT_TIME_SHARE = 0.9   # ranking the root moves by DTZ probes no more moves 
                            # the ranking decides a tablebase root's move, the search after it only reports
 TB_DEPTH_BONUS = 6         # a tablebase score goes to the TT this much deeper than the node (Stockfish's)
 TB_CP = 20000              # a tablebase win shows as TB_CP - plies to it, in centipawns (as Stockfish shows it)
+FRONTIER_BONUS = history_bonus(1)  # the history bonus of a cut-off at a frontier node (engine.frontier)
+REPEAT_ROW = 128           # the keys a depth-2 node's children may repeat, at most (else they go the Python way)
 
 # LMR table: reduction for (depth, move number), the usual log * log shape.
 LMR_TABLE = tuple(tuple(int(0.75 + math.log(d) * math.log(m) / 2.25) if d and m else 0 for m in range(64))
@@ -204,6 +209,8 @@ class Searcher:
         # Step 10b's kernel at frontier nodes (False: _negamax's Python loop there too, the same tree;
         # tests/test_frontier.py compares the two).
         self.compiled_frontier = True
+        # The keys a depth-2 node's children may repeat, a row a ply (_repeat_keys).
+        self._repeat_rows = np.zeros((MAX_PLY + 2, REPEAT_ROW), dtype=np.uint64)
         # What the quiescence kernels evaluate with: whether a network, its weights, parameters and the
         # search board's accumulators (stand-ins of the right types for the hand-written evaluation).
         self._evaluation: tuple = (False, self._work.no_weights, self._work.no_params, self._work.no_accumulators)
@@ -667,6 +674,12 @@ class Searcher:
             moves = pick_moves(board, tt_move, killers, history.table, capture_targets, check_masks, in_check)
             them_bb = occupied_co[not us]
             frontier = depth == 1  # a child is a quiescence node, unless its move extends
+            # A child outside the PV is a frontier node, unless its move extends (step 10c), where the
+            # steps that kernel leaves out cannot be met (no null move nor reduction at depth 1 or 2).
+            made = (depth == 2 and self.compiled_frontier and not board.chess960 and NMP_DEPTH > 1
+                    and LMR_DEPTH > 2)
+            repeats = self._repeat_rows[ply]
+            repeat_count = -1  # the keys the children may repeat: made at the first need
             parent: Optional[tuple] = None  # the node for leaf_kernel (step 10a), made at its first use
             slot = 0
             for move in moves:
@@ -708,6 +721,31 @@ class Searcher:
                         score = -value
                         if searched and pv_node and alpha < score < beta:
                             score = -self._leaf(parent, slot, code, -beta, -alpha, ply + 1)
+                elif made and not checking and (searched or not pv_node) and not (
+                        (board.pawns | board.kings) & BB_SQUARES[move.from_square] and (
+                            to_bb & PROMOTION_RANK[us] or to_bb & occupied_co[us]
+                            or abs(to_square - move.from_square) == 2)):
+                    # Step 10c. At depth 2 a child outside the PV is a frontier node (unless the move
+                    # checks or a pawn steps onto its seventh rank): one kernel call makes and searches
+                    # it, the board left as it is (_made_frontier). Not castling, as in step 10a.
+                    if repeat_count < 0:
+                        repeats, repeat_count = self._repeat_keys(board, ply)
+                        made = repeat_count >= 0
+                    if made:
+                        if pv_node:
+                            self.pv_table[ply + 1] = []
+                        value = self._made_frontier(board, move, -beta if searched == 0 else -alpha - 1, -alpha,
+                                                    ply + 1, repeats, repeat_count)
+                        if value == ILLEGAL_LEAF:
+                            continue
+                        if value != CHECKING_LEAF:
+                            score = -value
+                            if pv_node and alpha < score < beta:  # a PV node's re-search: the Python way
+                                made_child = board.push_legal(move)
+                                assert made_child is not None  # the kernel made the move: it is legal
+                                score = -self._negamax(board, depth - 1, -beta, -alpha, ply + 1, True, True,
+                                                       made_child)
+                                board.pop()
                 if score == NO_SCORE:
                     child = board.push_legal(move)
                     if child is None:  # pseudo-legal, and it leaves our king attacked
@@ -883,14 +921,16 @@ class Searcher:
             self._poll()
         return score
 
-    def _frontier(self, board: SearchBoard, key: int, ply: int, alpha: int, beta: int, packed: int) -> int:
+    def _frontier(self, board: SearchBoard, key: int, ply: int, alpha: int, beta: int, packed: int,
+                  answer: Optional[tuple] = None) -> int:
         """_negamax's steps 3 to 12 at a frontier node (depth 1, not a PV node, not in check; its draws
         and mate distance done), by frontier_kernel: the TT probe, reverse futility pruning, the
         capture targets and the picker's stages (engine.movepick.pick_moves), the moves whose children
         are quiescence nodes searched and the others handed back (_frontier_child), and the killers,
         the castling moves and a TT move that may castle asked of python-chess when it reaches them;
         then the node's result stored. The same steps, moves, order, pruning and scores as
-        _negamax. Returns the node's score."""
+        _negamax. answer: the kernel's last result when it has begun the node (_made_frontier, its
+        nodes counted), else None. Returns the node's score."""
         node, masks = self._frontier_rows[ply]
         black, white = board.occupied_co
         ep = board.ep_square
@@ -903,26 +943,26 @@ class Searcher:
         tt_move: Optional[chess.Move] = None
         tt_verdict = -1
         have_killers = False
-        killer1_code = killer2_code = castle_a = castle_b = -1
+        killer1, killer2 = self.history.killers[ply]
+        killer1_code = encode(killer1) if killer1 is not None else -1  # untested (the kernel tests them)
+        killer2_code = encode(killer2) if killer2 is not None else -1
+        castle_a = castle_b = -1
         pending = NEW_NODE
         slot = board.slot()
-        bonus = history_bonus(1)
         keys = self.keys
         keys.append(key)
         try:
             while True:
-                result, nodes, deepest, best_score, best_code, searched, now = _frontier_loop(
-                    *parent, key, packed, tt.keys, tt.data, futile, alpha, beta, tt_verdict, have_killers,
-                    killer1_code, killer2_code, castle_a, castle_b, pending, ply, QS_CHECKS, RFP_DEPTH >= 1, RFP_MARGIN,
-                    RFP_MINOR_RISK, LMP_BASE + 1, *self._evaluation, slot,
-                    self._node_limit - self.nodes if self._node_limit else NO_BUDGET, *self._work_arrays, node, masks,
-                    self.history.table, bonus)
-                if nodes:
-                    self.nodes += nodes
-                    if deepest > self.seldepth:
-                        self.seldepth = deepest
-                    if self.nodes >= self._next_poll:
-                        self._poll()
+                if answer is None:
+                    answer = _frontier_loop(
+                        *parent, board.castling_rights, key, packed, tt.keys, tt.data, futile, alpha, beta, tt_verdict, have_killers,
+                        killer1_code, killer2_code, castle_a, castle_b, pending, ply, QS_CHECKS, RFP_DEPTH >= 1,
+                        RFP_MARGIN, RFP_MINOR_RISK, LMP_BASE + 1, *self._evaluation, slot,
+                        self._node_limit - self.nodes if self._node_limit else NO_BUDGET, *self._work_arrays, node,
+                        masks, self.history.table, FRONTIER_BONUS)
+                    self._count(answer[1], answer[2])
+                result, _, _, best_score, best_code, searched, now = answer[:7]
+                answer = None
                 status = result & STATUS_MASK
                 if status == NEED_MOVE:
                     pending = self._frontier_child(board, MOVE_TABLE[result >> STATUS_BITS], now, beta, searched, ply)
@@ -938,8 +978,8 @@ class Searcher:
                     # Stage.KILLERS: quiet, pseudo-legal, and neither the TT move nor each other.
                     tt_code = (result >> STATUS_BITS) - 1
                     tt_move = MOVE_TABLE[tt_code] if tt_code >= 0 else None
-                    killers = self.history.killers[ply]
-                    killer1, killer2 = killers
+                    killer1, killer2 = self.history.killers[ply]
+                    killer1_code = killer2_code = -1
                     if killer1 is not None and usable_killer(board, killer1, tt_move):
                         killer1_code = encode(killer1)
                     else:
@@ -955,7 +995,16 @@ class Searcher:
                     raise SearchAborted
         finally:
             keys.pop()
-        if status == CUT and result & QUIET_BIT:  # the killers (frontier_kernel has updated the history)
+        return self._frontier_end(board, None, key, ply, alpha, beta, static_eval, futile, result, best_score,
+                                  best_code, searched)
+
+    def _frontier_end(self, board: SearchBoard, move: Optional[chess.Move], key: int, ply: int, alpha: int, beta: int,
+                      static_eval: int, futile: bool, result: int, best_score: int, best_code: int,
+                      searched: int) -> int:
+        """The end of a frontier node whose moves are searched (frontier_kernel's DONE or CUT in
+        result): the killers, step 11 and step 12 of _negamax. move: the move that makes the node
+        from the board, when the board is its parent's (_made_frontier)."""
+        if result & STATUS_MASK == CUT and result & QUIET_BIT:  # the killers (frontier_kernel did the history)
             best = MOVE_TABLE[(result >> STATUS_BITS) & CODE_MASK]
             killers = self.history.killers[ply]
             if killers[0] != best:
@@ -964,8 +1013,14 @@ class Searcher:
         # Step 11. No legal move: stalemate. (A futile node saw only some quiet moves: if it saw none
         # at all, ask whether any legal move exists.)
         if searched == 0:
-            if futile and any(board.generate_legal_moves()):
-                return static_eval
+            if futile:
+                if move is not None:
+                    board.push(move)
+                legal = any(board.generate_legal_moves())
+                if move is not None:
+                    board.pop()
+                if legal:
+                    return static_eval
             return DRAW
         # Step 12. Remember the result.
         if best_score >= beta:
@@ -974,8 +1029,83 @@ class Searcher:
             bound = EXACT
         else:
             bound = UPPER
-        tt.store(key, best_code if best_code >= 0 else 0, value_to_tt(best_score, ply), 1, bound)
+        self.tt.store(key, best_code if best_code >= 0 else 0, value_to_tt(best_score, ply), 1, bound)
         return best_score
+
+    def _made_frontier(self, board: SearchBoard, move: chess.Move, alpha: int, beta: int, ply: int,
+                       repeats: np.ndarray, repeat_count: int) -> int:
+        """Step 10c of _negamax at depth 2: the child of `move` (not castling, not a pawn onto its
+        seventh rank), a frontier node outside the PV (window alpha, beta; ply its ply), made and
+        searched by made_frontier_kernel without the search's board, as push_legal and _negamax
+        would (its entry: node count, draws, mate distance, then _frontier's steps); the board made
+        only for what the kernel hands back. Its score (the child's view), ILLEGAL_LEAF, or
+        CHECKING_LEAF when the search must make the move itself (a check, which extends, or a child
+        that the kernel leaves to _negamax). repeats[:repeat_count]: the keys the child repeats if
+        its move is neither a capture nor a pawn's (_repeat_keys)."""
+        if alpha < ply - MATE:  # mate-distance pruning's window (_negamax's step 2)
+            alpha = ply - MATE
+        if beta > MATE - ply - 1:
+            beta = MATE - ply - 1
+        node, masks = self._frontier_rows[ply]
+        black, white = board.occupied_co
+        ep = board.ep_square
+        killer1, killer2 = self.history.killers[ply]
+        answer = _made_loop(
+            board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings, black, white,
+            board.turn, -1 if ep is None else ep, board.castling_rights, board.halfmove_clock, encode(move), repeats,
+            repeat_count, self._tb_pieces, self.tt.keys, self.tt.data, FUTILITY_DEPTH >= 1, FUTILITY_MARGIN, alpha,
+            beta, ply, QS_CHECKS, RFP_DEPTH >= 1, RFP_MARGIN, RFP_MINOR_RISK, LMP_BASE + 1,
+            encode(killer1) if killer1 is not None else -1, encode(killer2) if killer2 is not None else -1,
+            *self._evaluation, board.slot(), self._node_limit - self.nodes if self._node_limit else NO_BUDGET, *self._work_arrays, node,
+            masks, self.history.table, FRONTIER_BONUS)
+        status = answer[0] & STATUS_MASK
+        if status == ILLEGAL_MOVE:
+            return ILLEGAL_LEAF
+        if status == CHECKING_MOVE or status == NEED_NODE:
+            return CHECKING_LEAF
+        self._count(answer[1], answer[2])
+        if status == ENTRY_SCORE or status == TT_CUT or status == RFP_CUT:
+            return answer[3]
+        if status == BUDGET:  # the node limit, at which _poll has ended the search
+            raise SearchAborted
+        key = answer[7] << 32 | answer[8]
+        packed = answer[9]
+        if status == CUT or status == DONE:
+            static_eval = packed_score(packed)
+            futile = FUTILITY_DEPTH >= 1 and static_eval + FUTILITY_MARGIN <= alpha
+            return self._frontier_end(board, move, key, ply, alpha, beta, static_eval, futile, answer[0], answer[3],
+                                      answer[4], answer[5])
+        # The kernel needs the board at the child (a move to search, the killers, a TT move's test).
+        board.push(move)
+        score = self._frontier(board, key, ply, alpha, beta, packed, answer)
+        board.pop()
+        return score
+
+    def _repeat_keys(self, board: SearchBoard, ply: int) -> tuple[np.ndarray, int]:
+        """For the depth-2 node on the board at `ply` (its key the last of self.keys): the keys its
+        children repeat (_negamax's step 2) when their move is neither a capture nor a pawn's, in the
+        ply's row: (the row, how many; -1 when they are more than a row holds)."""
+        keys = self.keys
+        n = len(keys)
+        lowest = max(n - (board.halfmove_clock + 1), self.barrier)
+        row = self._repeat_rows[ply]
+        count = 0
+        if board.halfmove_clock + 1 >= 4:
+            if (n - 4 - lowest) // 2 + 1 > len(row):
+                return row, -1
+            for i in range(n - 4, lowest - 1, -2):
+                row[count] = keys[i]
+                count += 1
+        return row, count
+
+    def _count(self, nodes: int, deepest: int) -> None:
+        """Add a kernel's nodes to the search's, and poll as a node would."""
+        if nodes:
+            self.nodes += nodes
+            if deepest > self.seldepth:
+                self.seldepth = deepest
+            if self.nodes >= self._next_poll:
+                self._poll()
 
     def _frontier_child(self, board: SearchBoard, move: chess.Move, alpha: int, beta: int, searched: int,
                         ply: int) -> int:

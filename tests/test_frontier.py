@@ -63,6 +63,53 @@ def test_the_kernel_searches_the_tree_of_the_python_loop(data: Path, network: bo
     assert len(boards) > 80 and any(board.chess960 for board in boards) and nodes > 200_000, (len(boards), nodes)
 
 
+@pytest.mark.parametrize("network", [False, True], ids=["classic", "network"])
+def test_draws_by_repetition_and_the_fifty_move_rule_are_the_same(network: bool) -> None:
+    # The kernel finds a frontier node's repetitions (against the game's moves and the search's)
+    # and fifty-move draws as _negamax does.
+    evaluator = load_evaluator(DEFAULT_EVAL_FILE) if network else None
+    boards = []
+    for fen in BENCH_FENS:
+        board = chess.Board(fen)
+        if shuffled(board):  # the position repeats in the game's history
+            boards.append(board)
+        late = chess.Board(fen)
+        late.halfmove_clock = 96  # the fifty-move rule inside the search
+        boards.append(late)
+    for board in boards:
+        expected = search(board, Limits(depth=5), evaluator, compiled=False)
+        assert search(board, Limits(depth=5), evaluator, compiled=True) == expected, board.fen()
+    assert len(boards) > 50 and sum(board.is_repetition(2) for board in boards) > 15
+
+
+def shuffled(board: chess.Board) -> bool:
+    """Play a non-pawn, non-capturing move and a reply there and back (twice), if they are legal:
+    whether the position now stands twice in the game's history."""
+    for _ in range(2):
+        out = [move for move in board.legal_moves if not board.is_capture(move)
+               and board.piece_type_at(move.from_square) != chess.PAWN and not board.gives_check(move)]
+        for move in out:
+            board.push(move)
+            replies = [reply for reply in board.legal_moves if not board.is_capture(reply)
+                       and board.piece_type_at(reply.from_square) != chess.PAWN and not board.gives_check(reply)]
+            back = chess.Move(move.to_square, move.from_square)
+            for reply in replies:
+                board.push(reply)
+                if back in board.legal_moves and not board.gives_check(back):
+                    board.push(back)
+                    home = chess.Move(reply.to_square, reply.from_square)
+                    if home in board.legal_moves:
+                        board.push(home)
+                        break
+                    board.pop()
+                board.pop()
+            else:
+                board.pop()
+                continue
+            break
+    return board.is_repetition(2)
+
+
 def test_a_node_limit_is_met_exactly(data: Path) -> None:
     # The kernel stops its leaf searches at the nodes left, and the search ends at the limit.
     exact = 0

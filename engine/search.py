@@ -943,9 +943,7 @@ class Searcher:
         tt_move: Optional[chess.Move] = None
         tt_verdict = -1
         have_killers = False
-        killer1, killer2 = self.history.killers[ply]
-        killer1_code = encode(killer1) if killer1 is not None else -1  # untested (the kernel tests them)
-        killer2_code = encode(killer2) if killer2 is not None else -1
+        killer1_code, killer2_code = self.history.killer_codes[ply]  # untested (the kernel tests them)
         castle_a = castle_b = -1
         pending = NEW_NODE
         slot = board.slot()
@@ -1006,10 +1004,8 @@ class Searcher:
         from the board, when the board is its parent's (_made_frontier)."""
         if result & STATUS_MASK == CUT and result & QUIET_BIT:  # the killers (frontier_kernel did the history)
             best = MOVE_TABLE[(result >> STATUS_BITS) & CODE_MASK]
-            killers = self.history.killers[ply]
-            if killers[0] != best:
-                killers[1] = killers[0]
-                killers[0] = best
+            assert best is not None  # the code of a move the kernel searched
+            self.history.record_killer(best, ply)
         # Step 11. No legal move: stalemate. (A futile node saw only some quiet moves: if it saw none
         # at all, ask whether any legal move exists.)
         if searched == 0:
@@ -1049,14 +1045,13 @@ class Searcher:
         node, masks = self._frontier_rows[ply]
         black, white = board.occupied_co
         ep = board.ep_square
-        killer1, killer2 = self.history.killers[ply]
+        killer1, killer2 = self.history.killer_codes[ply]
         answer = _made_loop(
             board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings, black, white,
             board.turn, -1 if ep is None else ep, board.castling_rights, board.halfmove_clock, encode(move), repeats,
             repeat_count, self._tb_pieces, self.tt.keys, self.tt.data, FUTILITY_DEPTH >= 1, FUTILITY_MARGIN, alpha,
             beta, ply, QS_CHECKS, RFP_DEPTH >= 1, RFP_MARGIN, RFP_MINOR_RISK, LMP_BASE + 1,
-            encode(killer1) if killer1 is not None else -1, encode(killer2) if killer2 is not None else -1,
-            *self._evaluation, board.slot(), self._node_limit - self.nodes if self._node_limit else NO_BUDGET, *self._work_arrays, node,
+            killer1, killer2, *self._evaluation, board.slot(), self._node_limit - self.nodes if self._node_limit else NO_BUDGET, *self._work_arrays, node,
             masks, self.history.table, FRONTIER_BONUS)
         status = answer[0] & STATUS_MASK
         if status == ILLEGAL_MOVE:

@@ -37,6 +37,9 @@ def search(board: chess.Board, limits: Limits, evaluator: Optional[NetworkEvalua
     result = searcher.search(board, limits)
     assert result.move is not None
     killers = [[None if move is None else move.uci() for move in pair] for pair in searcher.history.killers]
+    # The kernels' copy of the killers (their codes) is the killers.
+    assert searcher.history.killer_codes == [[-1 if move is None else encode(move) for move in pair]
+                                             for pair in searcher.history.killers]
     return (result.nodes, result.score, result.move.uci(), [move.uci() for move in result.pv],
             searcher.history.table.tolist(), killers)
 

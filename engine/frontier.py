@@ -1,32 +1,46 @@
-"""The frontier's move loop, compiled: a depth-1 node's moves searched by one kernel call.
+"""The frontier nodes, compiled: a depth-1 node searched by kernel calls, from its TT probe on.
 
 At a frontier node (depth 1, not a PV node, not in check) every child is a quiescence node, unless
 its move gives check or steps a pawn onto its seventh rank (the main search extends both) or
-castles (the copy-make of engine.qsearch cannot castle). engine.search's `_negamax` finds the node's
-draws, TT move, reverse futility pruning and capture targets as before; frontier_kernel then goes
-through the picker's stages (engine.movepick.pick_moves: the TT move, the good captures, the
-killers, the quiet moves, the bad captures; their lists made by the same kernels) as the Python
-loop did, move by move, in the same order and with the same pruning, and so the same tree:
+castles (the copy-make of engine.qsearch cannot castle). engine.search's `_negamax` counts the node
+and finds its draws and mate distance; frontier_kernel then does the rest of _negamax's steps as
+they were done in Python, in the same order, and so searches the same tree:
 
-- step 9's pruning of quiet moves (futility, and late move pruning after LMP_MOVES moves), a quiet
-  move kept only when it gives check (the check masks, made at the first need, and
-  engine.checks.gives_check_kernel, as `_quiet_gives_check`);
-- step 10a's leaf search: the move made on the kernel's own state and the child's quiescence
+- step 3, the TT probe (engine.tt's layout): a cut-off, else the TT move, tested as python-chess's
+  is_pseudo_legal tests it (_tt_move_test; a king's move that may castle is asked of python-chess);
+- step 5, reverse futility pruning (the risk of our best piece en prise, threats_kernel);
+- step 8, the capture targets from the evaluation's flags, and a futile node's check masks;
+- the picker's stages (engine.movepick.pick_moves: the TT move, the good captures, the killers,
+  tested as movepick.usable_killer does, the quiet moves, the bad captures; their lists made by
+  the same kernels);
+- step 9's pruning of quiet moves (futility, and late move pruning), a quiet move kept only when it
+  gives check (the check masks and engine.checks.gives_check_kernel, as `_quiet_gives_check`);
+- step 10a's leaf searches: the move made on the kernel's own state and the child's quiescence
   subtree searched, as engine.qsearch.leaf_kernel does;
 - the scores backed up (best, alpha, the best move), the quiet moves tried remembered, and on a
   cut-off by a quiet move the history updated (History.update's arithmetic; the killers stay the
-  caller's, as Python objects).
+  caller's, with their codes in History.killer_codes). The caller stores the result (step 12).
 
-What the kernel cannot do goes back to the caller, which calls it again to go on: a move it cannot
-search (a check, a pawn onto its seventh rank, castling; a quiet move that step 9 found to give
-check) comes back as NEED_MOVE, and the caller makes it on the search's board, searches it and
-hands in its score (`pending`), which the kernel backs up as it backs up its own; at the killers'
-stage it asks for the killers and the castling moves (NEED_KILLERS), which python-chess tests and
-lists. It returns when the node's node budget is spent (BUDGET: the caller's poll ends the search
-at the same node count as before), on a cut-off (CUT), and at the end of the moves (DONE).
+made_frontier_kernel goes one step up: at a depth-2 node it makes a move (not castling, not a pawn
+onto its seventh rank) on its own state, as SearchBoard.push makes it (castling rights, en passant
+square, halfmove clock), evaluates the child, counts it, finds its key and its draws (repetitions
+against the keys the caller lists, the fifty-move rule), and searches it as above, without the
+search's board.
+
+What the kernels cannot do goes back to the caller, which calls frontier_kernel again to go on: a
+move it cannot search (a check, a pawn onto its seventh rank, castling; a quiet move that step 9
+found to give check) comes back as NEED_MOVE, and the caller makes it on the search's board,
+searches it and hands in its score (`pending`), which the kernel backs up as it backs up its own;
+a TT move that may castle comes back as NEED_TT_TEST; at the killers' stage, when castling is
+possible or a killer may castle, NEED_KILLERS asks for the killers' and castling moves' codes,
+which python-chess tests and lists. A node made by made_frontier_kernel is made on the board first
+(its accumulators are the kernel's). The kernels return when the node budget is spent (BUDGET: the
+caller's poll ends the search at the same node count as before), on a cut-off (CUT, TT_CUT,
+RFP_CUT), and at the end of the moves (DONE).
 
 The node's state between calls lives in a work row of its ply (NODE_ROWS rows of int64: the loop's
-L_* fields, the quiet moves tried, the capture and quiet lists) and a row of check masks (uint64).
+L_* fields, the quiet moves tried, the capture and quiet lists) and a row of `masks` (uint64: the
+check masks and the capture targets).
 """
 
 from __future__ import annotations

@@ -205,9 +205,9 @@ class Searcher:
         self.history = History()
         self._work = QuiescenceWork()  # the quiescence kernels' work arrays (engine.qsearch) ...
         self._work_arrays = (self._work.state, self._work.frames, self._work.lists)  # ... as they take them
-        self._frontier_rows = frontier_rows()  # the frontier loop's, a ply each (engine.frontier)
-        # Step 10b's kernel at frontier nodes (False: _negamax's Python loop there too, the same tree;
-        # tests/test_frontier.py compares the two).
+        self._frontier_rows = frontier_rows()  # the frontier kernels' work rows, a ply each (engine.frontier)
+        # The frontier nodes searched by kernels (steps 2b and 10c; False: by _negamax's Python, the
+        # same tree: tests/test_frontier.py compares the two).
         self.compiled_frontier = True
         # The keys a depth-2 node's children may repeat, a row a ply (_repeat_keys).
         self._repeat_rows = np.zeros((MAX_PLY + 2, REPEAT_ROW), dtype=np.uint64)

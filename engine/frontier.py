@@ -263,9 +263,9 @@ def _capture_targets(packed, pawns, knights, bishops, rooks, queens, them, ep):
 
 
 @njit(cache=True)
-def _frontier_search(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, castling, key, packed, tt_keys,
-                     tt_data, futile, alpha, beta, tt_verdict, have_killers, killer1, killer2, castle_a, castle_b,
-                     pending, ply, checks, rfp, rfp_margin, rfp_minor, lmp, use_network, weights, params,
+def _frontier_search(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, castling, key, packed,
+                     tt_keys, tt_data, futile, alpha, beta, tt_verdict, have_killers, killer1, killer2, castle_a,
+                     castle_b, pending, ply, checks, rfp, rfp_margin, rfp_minor, lmp, use_network, weights, params,
                      accumulators, slot, budget, state, frames, lists, node, masks, history, bonus, nodes):
     """frontier_kernel's search, its bitboards uint64 and `nodes` the nodes already counted."""
     loop = node[STATE_ROW]
@@ -440,15 +440,15 @@ def _frontier_search(pawns, knights, bishops, rooks, queens, kings, black, white
 
 @njit(
     "UniTuple(int64, 7)(uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean, int64, uint64, "
-    "uint64, int64, uint64[::1], uint64[::1], boolean, int64, int64, int64, boolean, int64, int64, int64, int64, int64, "
-    "int64, boolean, boolean, int64, int64, int64, boolean, int16[:, ::1], int64[::1], int32[:, ::1], int64, int64, "
-    "uint64[:, ::1], int64[:, ::1], int64[:, ::1], int64[:, ::1], uint64[::1], int64[::1], int64)",
+    "uint64, int64, uint64[::1], uint64[::1], boolean, int64, int64, int64, boolean, int64, int64, int64, int64, "
+    "int64, int64, boolean, boolean, int64, int64, int64, boolean, int16[:, ::1], int64[::1], int32[:, ::1], int64, "
+    "int64, uint64[:, ::1], int64[:, ::1], int64[:, ::1], int64[:, ::1], uint64[::1], int64[::1], int64)",
     cache=True, nogil=True,
 )
-def frontier_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, castling, key, packed, tt_keys,
-                    tt_data, futile, alpha, beta, tt_verdict, have_killers, killer1, killer2, castle_a, castle_b,
-                    pending, ply, checks, rfp, rfp_margin, rfp_minor, lmp, use_network, weights, params, accumulators,
-                    slot, budget, state, frames, lists, node, masks, history, bonus):
+def frontier_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, castling, key, packed,
+                    tt_keys, tt_data, futile, alpha, beta, tt_verdict, have_killers, killer1, killer2, castle_a,
+                    castle_b, pending, ply, checks, rfp, rfp_margin, rfp_minor, lmp, use_network, weights, params,
+                    accumulators, slot, budget, state, frames, lists, node, masks, history, bonus):
     """Search the frontier node on from where it stopped (the module's description): (status | code
     << STATUS_BITS [| QUIET_BIT], nodes searched, deepest ply, best score (TT_CUT, RFP_CUT: the
     node's score), its move's code (-1: none raised alpha), legal moves searched, alpha).
@@ -554,9 +554,9 @@ def made_frontier_kernel(pawns, knights, bishops, rooks, queens, kings, black, w
     futile = futility and (packed >> FLAG_BITS) + futility_margin <= alpha
     answer = _frontier_search(c_pawns, c_knights, c_bishops, c_rooks, c_queens, c_kings, c_black, c_white, not turn,
                               child_ep, castling, key, packed, tt_keys, tt_data, futile, alpha, beta, _NOT_ASKED,
-                              _NO_KILLERS, killer1, killer2, _NO_CODE, _NO_CODE, _NEW_NODE, ply, checks, rfp, rfp_margin,
-                              rfp_minor, lmp, use_network, weights, params, accumulators, slot + 1, budget, state,
-                              frames, lists, node, masks, history, bonus, _ONE_NODE)
+                              _NO_KILLERS, killer1, killer2, _NO_CODE, _NO_CODE, _NEW_NODE, ply, checks, rfp,
+                              rfp_margin, rfp_minor, lmp, use_network, weights, params, accumulators, slot + 1, budget,
+                              state, frames, lists, node, masks, history, bonus, _ONE_NODE)
     return answer + (int(key >> U64(32)), int(key & _LOW_32), int(packed))
 
 

@@ -26,8 +26,8 @@ from garfish.engine.flags import (
     PROMOTION_FLAG, packed_flags, packed_score,
 )
 from garfish.engine.frontier import (
-    BUDGET, CHECKING_MOVE, CUT, DONE, ENTRY_SCORE, ILLEGAL_MOVE, NEED_KILLERS, NEED_MOVE, NEED_NODE, NEED_TT_TEST, NEW_NODE,
-    NO_PENDING, PENDING_ILLEGAL, QUIET_BIT, RFP_CUT, STATUS_BITS, STATUS_MASK, TT_CUT, frontier_kernel,
+    BUDGET, CHECKING_MOVE, CUT, DONE, ENTRY_SCORE, ILLEGAL_MOVE, NEED_KILLERS, NEED_MOVE, NEED_NODE, NEED_TT_TEST,
+    NEW_NODE, NO_PENDING, PENDING_ILLEGAL, QUIET_BIT, RFP_CUT, STATUS_BITS, STATUS_MASK, TT_CUT, frontier_kernel,
     frontier_rows, made_frontier_kernel,
 )
 from garfish.engine.history import History, history_bonus
@@ -953,9 +953,9 @@ class Searcher:
             while True:
                 if answer is None:
                     answer = _frontier_loop(
-                        *parent, board.castling_rights, key, packed, tt.keys, tt.data, futile, alpha, beta, tt_verdict, have_killers,
-                        killer1_code, killer2_code, castle_a, castle_b, pending, ply, QS_CHECKS, RFP_DEPTH >= 1,
-                        RFP_MARGIN, RFP_MINOR_RISK, LMP_BASE + 1, *self._evaluation, slot,
+                        *parent, board.castling_rights, key, packed, tt.keys, tt.data, futile, alpha, beta, tt_verdict,
+                        have_killers, killer1_code, killer2_code, castle_a, castle_b, pending, ply, QS_CHECKS,
+                        RFP_DEPTH >= 1, RFP_MARGIN, RFP_MINOR_RISK, LMP_BASE + 1, *self._evaluation, slot,
                         self._node_limit - self.nodes if self._node_limit else NO_BUDGET, *self._work_arrays, node,
                         masks, self.history.table, FRONTIER_BONUS)
                     self._count(answer[1], answer[2])
@@ -1050,9 +1050,9 @@ class Searcher:
             board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings, black, white,
             board.turn, -1 if ep is None else ep, board.castling_rights, board.halfmove_clock, encode(move), repeats,
             repeat_count, self._tb_pieces, self.tt.keys, self.tt.data, FUTILITY_DEPTH >= 1, FUTILITY_MARGIN, alpha,
-            beta, ply, QS_CHECKS, RFP_DEPTH >= 1, RFP_MARGIN, RFP_MINOR_RISK, LMP_BASE + 1,
-            killer1, killer2, *self._evaluation, board.slot(), self._node_limit - self.nodes if self._node_limit else NO_BUDGET, *self._work_arrays, node,
-            masks, self.history.table, FRONTIER_BONUS)
+            beta, ply, QS_CHECKS, RFP_DEPTH >= 1, RFP_MARGIN, RFP_MINOR_RISK, LMP_BASE + 1, killer1, killer2,
+            *self._evaluation, board.slot(), self._node_limit - self.nodes if self._node_limit else NO_BUDGET,
+            *self._work_arrays, node, masks, self.history.table, FRONTIER_BONUS)
         status = answer[0] & STATUS_MASK
         if status == ILLEGAL_MOVE:
             return ILLEGAL_LEAF

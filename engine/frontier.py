@@ -1,6 +1,6 @@
 """The frontier nodes, compiled: a depth-1 node searched by kernel calls, from its TT probe on.
 
-At a frontier node (depth 1, not a PV node, not in check) every child is a quiescence node, unless
+At a frontier node (depth 1, not a PV node) every child is a quiescence node, unless
 its move gives check or steps a pawn onto its seventh rank (the main search extends both) or
 castles (the copy-make of engine.qsearch cannot castle). engine.search's `_negamax` counts the node
 and finds its draws and mate distance; frontier_kernel then does the rest of _negamax's steps as
@@ -12,7 +12,8 @@ they were done in Python, in the same order, and so searches the same tree:
 - step 8, the capture targets from the evaluation's flags, and a futile node's check masks;
 - the picker's stages (engine.movepick.pick_moves: the TT move, the good captures, the killers,
   tested as movepick.usable_killer does, the quiet moves, the bad captures; their lists made by
-  the same kernels);
+  the same kernels), and in check pick_evasions' (evasion_order_kernel's groups, the killers that
+  are quiet evasions, the other quiet evasions sorted when reached, as sort_quiets sorts them);
 - step 9's pruning of quiet moves (futility, and late move pruning), a quiet move kept only when it
   gives check (the check masks and engine.checks.gives_check_kernel, as `_quiet_gives_check`);
 - step 10a's leaf searches: the move made on the kernel's own state and the child's quiescence
@@ -50,7 +51,10 @@ import numpy as np
 from numba import njit
 
 from garfish.engine.bits import NONE_YET, ONE, U64, ZERO, popcount
-from garfish.engine.captures import CODE_MASK, GOOD_BIT, _attacks, _piece_at, capture_list_kernel, quiet_list_kernel
+from garfish.engine.captures import (
+    _INDEX_SHIFT, _KEY_SHIFT, _SORT_BIAS, CODE_MASK, ESCAPE_BONUS, GOOD_BIT, _attacks, _piece_at, _sort_packed,
+    capture_list_kernel, evasion_order_kernel, quiet_list_kernel,
+)
 from garfish.engine.checks import check_masks_kernel, gives_check_kernel, threats_kernel
 from garfish.engine.flags import (
     ATTACKS_BISHOP, ATTACKS_KNIGHT, ATTACKS_PAWN, ATTACKS_QUEEN, ATTACKS_ROOK, FLAG_BITS, FLAGS_MASK, ILLEGAL_FLAG,
@@ -77,10 +81,11 @@ MASK_FIELDS = 4  # a row of `masks`: check_masks_kernel's three, then the captur
 # row of `masks`: check_masks_kernel's three), the stage and the next index in its list, the
 # capture list's length, the quiet list's, the code of the move handed back to the caller, and the
 # TT move's code (-1: none, or not pseudo-legal here), whether the killers' stage is set up, its
-# killers' codes and the castling moves' (-1: none). The node's row of `masks` holds the check
+# killers' codes and the castling moves' (-1: none), and in check where the evasion list's good
+# captures and quiet moves end (evasion_order_kernel's groups). The node's row of `masks` holds the check
 # masks and, fourth, the squares its captures can land on.
 (L_ALPHA, L_BETA, L_BEST, L_BEST_CODE, L_SEARCHED, L_TRIED, L_MASKS, L_STAGE, L_NEXT, L_CAPTURES, L_QUIETS, L_PENDING,
- L_TT, L_KILLERS, L_KILLER1, L_KILLER2, L_CASTLE_A, L_CASTLE_B) = range(18)
+ L_TT, L_KILLERS, L_KILLER1, L_KILLER2, L_CASTLE_A, L_CASTLE_B, L_GOOD_END, L_QUIET_END) = range(20)
 # The picker's stages (engine.movepick.Stage), as the kernel goes through them.
 TT_STAGE, GOOD_STAGE, KILLER_STAGE, QUIET_STAGE, BAD_STAGE, END_STAGE = range(6)
 # What a call returns first: the end of the node's moves (DONE), a cut-off (CUT, with its move's code
@@ -97,6 +102,7 @@ _NEED_TT_TEST = np.int64(NEED_TT_TEST)
 _NEW_NODE, _NOT_ASKED, _NO_CODE, _NO_KILLERS = np.int64(INF + 1), np.int64(-1), np.int64(-1), np.bool_(False)
 _ONE_NODE = np.int64(1)
 _ASK = np.int64(-2)  # _usable_killer: python-chess must tell
+_NOT_IN_CHECK = np.bool_(False)
 _ILLEGAL_MOVE, _CHECKING_MOVE = np.int64(ILLEGAL_MOVE), np.int64(CHECKING_MOVE)
 _NEED_NODE, _ENTRY_SCORE = np.int64(NEED_NODE), np.int64(ENTRY_SCORE)
 STATUS_BITS = 4
@@ -163,10 +169,15 @@ def _back_up(node, history, turn, code, quiet, score, bonus):
 
 
 @njit(cache=True)
-def _stage_entry(node, stage, index, tt_code, killer1, killer2):
-    """The move code at `index` of the stage's list, -1 past its end (the TT move and the killers
-    absent are skipped, and so are the entries of a capture list that belong to the other stage)."""
+def _stage_entry(node, stage, index, tt_code, killer1, killer2, evasions):
+    """The entry at `index` of the stage's list, -1 past its end (the killers absent are skipped; in
+    check, the stages' groups of the evasion list)."""
     loop = node[STATE_ROW]
+    if evasions and stage == GOOD_STAGE:
+        return node[CAPTURES_ROW, index] if index < loop[L_GOOD_END] else -1
+    if evasions and stage == BAD_STAGE:
+        at = loop[L_QUIET_END] + index
+        return node[CAPTURES_ROW, at] if at < loop[L_CAPTURES] else -1
     if stage == TT_STAGE:
         return tt_code if index == 0 else -1
     if stage == KILLER_STAGE:
@@ -176,6 +187,48 @@ def _stage_entry(node, stage, index, tt_code, killer1, killer2):
     if stage == QUIET_STAGE:
         return node[QUIETS_ROW, index] & CODE_MASK if index < loop[L_QUIETS] else -1
     return node[CAPTURES_ROW, index] if index < loop[L_CAPTURES] else -1
+
+
+@njit(cache=True)
+def _evasion_killers(node, loop, killer1, killer2, tt_code):
+    """pick_evasions' killers' stage: each killer (in order; -1: none) that is one of the quiet
+    evasions (not the TT move) is taken out of them (its entry made -1) and yielded."""
+    found1 = found2 = _NO_CODE
+    for killer in (killer1, killer2):
+        if killer < 0 or killer == tt_code:
+            continue
+        for i in range(loop[L_GOOD_END], loop[L_QUIET_END]):
+            if node[CAPTURES_ROW, i] == killer:
+                node[CAPTURES_ROW, i] = _NO_CODE
+                if found1 < 0:
+                    found1 = killer
+                else:
+                    found2 = killer
+                break
+    loop[L_KILLER1], loop[L_KILLER2] = found1, found2
+    loop[L_CASTLE_A], loop[L_CASTLE_B] = _NO_CODE, _NO_CODE
+
+
+@njit(cache=True)
+def _evasion_quiets(node, loop, tt_code, pawns, knights, bishops, rooks, queens, kings, black, white, turn, history):
+    """pick_evasions' quiet stage: the quiet evasions left (not the TT move nor a killer) into the
+    quiet row, sorted as engine.movepick.sort_quiets sorts them (stably: a piece en prise first,
+    then by history); their number."""
+    threatened = threats_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn)
+    base = 4096 if turn else 0
+    count = NONE_YET
+    for i in range(loop[L_GOOD_END], loop[L_QUIET_END]):
+        code = node[CAPTURES_ROW, i]
+        if code < 0 or code == tt_code:
+            continue
+        from_sq = code & SQUARE_MASK
+        key = history[base + from_sq * 64 + ((code >> TO_SHIFT) & SQUARE_MASK)]
+        if threatened & (ONE << U64(from_sq)):
+            key += ESCAPE_BONUS
+        node[QUIETS_ROW, count] = ((key + _SORT_BIAS) << _KEY_SHIFT) | ((255 - count) << _INDEX_SHIFT) | code
+        count += 1
+    _sort_packed(node[QUIETS_ROW], count)
+    return count
 
 
 @njit(cache=True)
@@ -263,10 +316,10 @@ def _capture_targets(packed, pawns, knights, bishops, rooks, queens, them, ep):
 
 
 @njit(cache=True)
-def _frontier_search(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, castling, key, packed,
-                     tt_keys, tt_data, futile, alpha, beta, tt_verdict, have_killers, killer1, killer2, castle_a,
-                     castle_b, pending, ply, checks, rfp, rfp_margin, rfp_minor, lmp, use_network, weights, params,
-                     accumulators, slot, budget, state, frames, lists, node, masks, history, bonus, nodes):
+def _frontier_search(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, castling, evasions, key,
+                     packed, tt_keys, tt_data, futile, alpha, beta, tt_verdict, have_killers, killer1, killer2,
+                     castle_a, castle_b, pending, ply, checks, rfp, rfp_margin, rfp_minor, lmp, use_network, weights,
+                     params, accumulators, slot, budget, state, frames, lists, node, masks, history, bonus, nodes):
     """frontier_kernel's search, its bitboards uint64 and `nodes` the nodes already counted."""
     loop = node[STATE_ROW]
     deepest = NONE_YET
@@ -350,11 +403,16 @@ def _frontier_search(pawns, knights, bishops, rooks, queens, kings, black, white
         stage = loop[L_STAGE]
         index = loop[L_NEXT]
         if index == 0:  # a stage's start: its list
-            if stage == GOOD_STAGE and capture_targets:
+            if stage == GOOD_STAGE and evasions:  # in check: the evasions, grouped (engine.movepick.pick_evasions)
+                loop[L_GOOD_END], loop[L_QUIET_END], loop[L_CAPTURES] = evasion_order_kernel(
+                    pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, node[CAPTURES_ROW])
+            elif stage == GOOD_STAGE and capture_targets:
                 loop[L_CAPTURES] = capture_list_kernel(pawns, knights, bishops, rooks, queens, kings, black, white,
                                                        turn, ep, capture_targets, node[CAPTURES_ROW])
             elif stage == KILLER_STAGE and loop[L_KILLERS] == 0:
-                if have_killers:  # the caller's, after NEED_KILLERS
+                if evasions:  # the killers that are quiet evasions, taken out of the quiet ones
+                    _evasion_killers(node, loop, killer1, killer2, tt_code)
+                elif have_killers:  # the caller's, after NEED_KILLERS
                     loop[L_KILLER1], loop[L_KILLER2] = killer1, killer2
                     loop[L_CASTLE_A], loop[L_CASTLE_B] = castle_a, castle_b
                 else:
@@ -373,6 +431,9 @@ def _frontier_search(pawns, knights, bishops, rooks, queens, kings, black, white
                     loop[L_KILLER1], loop[L_KILLER2] = first, second
                     loop[L_CASTLE_A], loop[L_CASTLE_B] = _NO_CODE, _NO_CODE
                 loop[L_KILLERS] = 1
+            elif stage == QUIET_STAGE and evasions:
+                loop[L_QUIETS] = _evasion_quiets(node, loop, tt_code, pawns, knights, bishops, rooks, queens, kings,
+                                                 black, white, turn, history)
             elif stage == QUIET_STAGE:
                 loop[L_QUIETS] = quiet_list_kernel(
                     pawns, knights, bishops, rooks, queens, kings, black, white, turn, masks[0], masks[1], masks[2],
@@ -380,7 +441,7 @@ def _frontier_search(pawns, knights, bishops, rooks, queens, kings, black, white
                     node[QUIETS_ROW])
             elif stage == END_STAGE:
                 return _answer(_DONE, nodes, deepest, loop)
-        entry = _stage_entry(node, stage, index, tt_code, loop[L_KILLER1], loop[L_KILLER2])
+        entry = _stage_entry(node, stage, index, tt_code, loop[L_KILLER1], loop[L_KILLER2], evasions)
         if entry < 0:
             loop[L_STAGE] = stage + 1
             loop[L_NEXT] = 0
@@ -388,7 +449,7 @@ def _frontier_search(pawns, knights, bishops, rooks, queens, kings, black, white
         loop[L_NEXT] = index + 1
         code = entry & CODE_MASK
         if stage == GOOD_STAGE or stage == BAD_STAGE:
-            if code == tt_code or ((entry & GOOD_BIT) != 0) != (stage == GOOD_STAGE):
+            if code == tt_code or (not evasions and ((entry & GOOD_BIT) != 0) != (stage == GOOD_STAGE)):
                 continue
         from_sq, to_sq, _, from_bb, to_bb = code_squares(code)
         quiet = _is_quiet(code, pawns, them, ep)
@@ -440,15 +501,15 @@ def _frontier_search(pawns, knights, bishops, rooks, queens, kings, black, white
 
 @njit(
     "UniTuple(int64, 7)(uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean, int64, uint64, "
-    "uint64, int64, uint64[::1], uint64[::1], boolean, int64, int64, int64, boolean, int64, int64, int64, int64, "
-    "int64, int64, boolean, boolean, int64, int64, int64, boolean, int16[:, ::1], int64[::1], int32[:, ::1], int64, "
-    "int64, uint64[:, ::1], int64[:, ::1], int64[:, ::1], int64[:, ::1], uint64[::1], int64[::1], int64)",
+    "boolean, uint64, int64, uint64[::1], uint64[::1], boolean, int64, int64, int64, boolean, int64, int64, int64, "
+    "int64, int64, int64, boolean, boolean, int64, int64, int64, boolean, int16[:, ::1], int64[::1], int32[:, ::1], "
+    "int64, int64, uint64[:, ::1], int64[:, ::1], int64[:, ::1], int64[:, ::1], uint64[::1], int64[::1], int64)",
     cache=True, nogil=True,
 )
-def frontier_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, castling, key, packed,
-                    tt_keys, tt_data, futile, alpha, beta, tt_verdict, have_killers, killer1, killer2, castle_a,
-                    castle_b, pending, ply, checks, rfp, rfp_margin, rfp_minor, lmp, use_network, weights, params,
-                    accumulators, slot, budget, state, frames, lists, node, masks, history, bonus):
+def frontier_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, castling, evasions, key,
+                    packed, tt_keys, tt_data, futile, alpha, beta, tt_verdict, have_killers, killer1, killer2,
+                    castle_a, castle_b, pending, ply, checks, rfp, rfp_margin, rfp_minor, lmp, use_network, weights,
+                    params, accumulators, slot, budget, state, frames, lists, node, masks, history, bonus):
     """Search the frontier node on from where it stopped (the module's description): (status | code
     << STATUS_BITS [| QUIET_BIT], nodes searched, deepest ply, best score (TT_CUT, RFP_CUT: the
     node's score), its move's code (-1: none raised alpha), legal moves searched, alpha).
@@ -471,12 +532,11 @@ def frontier_kernel(pawns, knights, bishops, rooks, queens, kings, black, white,
     # As uint64 (no-ops compiled; Python ints when the kernel runs interpreted, whose ~ is negative).
     pawns, knights, bishops, rooks, queens = U64(pawns), U64(knights), U64(bishops), U64(rooks), U64(queens)
     kings, black, white, key = U64(kings), U64(black), U64(white), U64(key)
-    return _frontier_search(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, U64(castling), key,
-                            packed, tt_keys,
-                            tt_data, futile, alpha, beta, tt_verdict, have_killers, killer1, killer2, castle_a,
-                            castle_b, pending, ply, checks, rfp, rfp_margin, rfp_minor, lmp, use_network, weights,
-                            params, accumulators, slot, budget, state, frames, lists, node, masks, history, bonus,
-                            NONE_YET)
+    return _frontier_search(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, U64(castling),
+                            evasions, key, packed, tt_keys, tt_data, futile, alpha, beta, tt_verdict, have_killers,
+                            killer1, killer2, castle_a, castle_b, pending, ply, checks, rfp, rfp_margin, rfp_minor, lmp,
+                            use_network, weights, params, accumulators, slot, budget, state, frames, lists, node, masks,
+                            history, bonus, NONE_YET)
 
 
 @njit(cache=True)
@@ -553,10 +613,10 @@ def made_frontier_kernel(pawns, knights, bishops, rooks, queens, kings, black, w
         return _made_answer(_ENTRY_SCORE, _ONE_NODE, NONE_YET, loop, key, packed)
     futile = futility and (packed >> FLAG_BITS) + futility_margin <= alpha
     answer = _frontier_search(c_pawns, c_knights, c_bishops, c_rooks, c_queens, c_kings, c_black, c_white, not turn,
-                              child_ep, castling, key, packed, tt_keys, tt_data, futile, alpha, beta, _NOT_ASKED,
-                              _NO_KILLERS, killer1, killer2, _NO_CODE, _NO_CODE, _NEW_NODE, ply, checks, rfp,
-                              rfp_margin, rfp_minor, lmp, use_network, weights, params, accumulators, slot + 1, budget,
-                              state, frames, lists, node, masks, history, bonus, _ONE_NODE)
+                              child_ep, castling, _NOT_IN_CHECK, key, packed, tt_keys, tt_data, futile, alpha, beta,
+                              _NOT_ASKED, _NO_KILLERS, killer1, killer2, _NO_CODE, _NO_CODE, _NEW_NODE, ply, checks,
+                              rfp, rfp_margin, rfp_minor, lmp, use_network, weights, params, accumulators, slot + 1,
+                              budget, state, frames, lists, node, masks, history, bonus, _ONE_NODE)
     return answer + (int(key >> U64(32)), int(key & _LOW_32), int(packed))
 
 

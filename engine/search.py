@@ -81,6 +81,7 @@ TB_DEPTH_BONUS = 6         # a tablebase score goes to the TT this much deeper t
 TB_CP = 20000              # a tablebase win shows as TB_CP - plies to it, in centipawns (as Stockfish shows it)
 FRONTIER_BONUS = history_bonus(1)  # the history bonus of a cut-off at a frontier node (engine.frontier)
 REPEAT_ROW = 128           # the keys a depth-2 node's children may repeat, at most (else they go the Python way)
+NO_LMP = 1 << 30           # late move pruning's threshold where it never prunes (a node in check)
 
 # LMR table: reduction for (depth, move number), the usual log * log shape.
 LMR_TABLE = tuple(tuple(int(0.75 + math.log(d) * math.log(m) / 2.25) if d and m else 0 for m in range(64))
@@ -589,9 +590,9 @@ class Searcher:
             if alpha >= beta:
                 return alpha
 
-        # Step 2b. A frontier node (depth 1, not a PV node, not in check) is searched by a kernel from
-        # here on (engine.frontier: the same steps, moves and tree), unless the tablebases may score it.
-        if (depth == 1 and not pv_node and not in_check and not root and self.compiled_frontier and NMP_DEPTH > 1
+        # Step 2b. A frontier node (depth 1, not a PV node) is searched by a kernel from here on
+        # (engine.frontier: the same steps, moves and tree), unless the tablebases may score it.
+        if (depth == 1 and not pv_node and not root and self.compiled_frontier and NMP_DEPTH > 1
                 and not (self._tb_pieces and board.halfmove_clock == 0
                          and board.occupied.bit_count() <= self._tb_pieces)):
             return self._frontier(board, key, ply, alpha, beta, packed)
@@ -937,8 +938,9 @@ class Searcher:
         us = board.turn
         parent = (board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings, black, white, us,
                   -1 if ep is None else ep)
-        static_eval = packed_score(packed)
-        futile = FUTILITY_DEPTH >= 1 and static_eval + FUTILITY_MARGIN <= alpha
+        in_check = packed & IN_CHECK_FLAG != 0  # then every evasion is searched: no pruning
+        static_eval = -INF if in_check else packed_score(packed)
+        futile = not in_check and FUTILITY_DEPTH >= 1 and static_eval + FUTILITY_MARGIN <= alpha
         tt = self.tt
         tt_move: Optional[chess.Move] = None
         tt_verdict = -1
@@ -953,9 +955,10 @@ class Searcher:
             while True:
                 if answer is None:
                     answer = _frontier_loop(
-                        *parent, board.castling_rights, key, packed, tt.keys, tt.data, futile, alpha, beta, tt_verdict,
-                        have_killers, killer1_code, killer2_code, castle_a, castle_b, pending, ply, QS_CHECKS,
-                        RFP_DEPTH >= 1, RFP_MARGIN, RFP_MINOR_RISK, LMP_BASE + 1, *self._evaluation, slot,
+                        *parent, board.castling_rights, in_check, key, packed, tt.keys, tt.data, futile, alpha, beta,
+                        tt_verdict, have_killers, killer1_code, killer2_code, castle_a, castle_b, pending, ply,
+                        QS_CHECKS, RFP_DEPTH >= 1 and not in_check, RFP_MARGIN, RFP_MINOR_RISK,
+                        NO_LMP if in_check else LMP_BASE + 1, *self._evaluation, slot,
                         self._node_limit - self.nodes if self._node_limit else NO_BUDGET, *self._work_arrays, node,
                         masks, self.history.table, FRONTIER_BONUS)
                     self._count(answer[1], answer[2])
@@ -994,11 +997,11 @@ class Searcher:
         finally:
             keys.pop()
         return self._frontier_end(board, None, key, ply, alpha, beta, static_eval, futile, result, best_score,
-                                  best_code, searched)
+                                  best_code, searched, in_check)
 
     def _frontier_end(self, board: SearchBoard, move: Optional[chess.Move], key: int, ply: int, alpha: int, beta: int,
                       static_eval: int, futile: bool, result: int, best_score: int, best_code: int,
-                      searched: int) -> int:
+                      searched: int, in_check: bool = False) -> int:
         """The end of a frontier node whose moves are searched (frontier_kernel's DONE or CUT in
         result): the killers, step 11 and step 12 of _negamax. move: the move that makes the node
         from the board, when the board is its parent's (_made_frontier)."""
@@ -1006,9 +1009,11 @@ class Searcher:
             best = MOVE_TABLE[(result >> STATUS_BITS) & CODE_MASK]
             assert best is not None  # the code of a move the kernel searched
             self.history.record_killer(best, ply)
-        # Step 11. No legal move: stalemate. (A futile node saw only some quiet moves: if it saw none
-        # at all, ask whether any legal move exists.)
+        # Step 11. No legal move: mate or stalemate. (A futile node saw only some quiet moves: if it
+        # saw none at all, ask whether any legal move exists.)
         if searched == 0:
+            if in_check:
+                return mated_in(ply)
             if futile:
                 if move is not None:
                     board.push(move)

@@ -45,11 +45,15 @@ def search(board: chess.Board, limits: Limits, evaluator: Optional[NetworkEvalua
 
 
 def frontier_cases(data: Path) -> list[chess.Board]:
-    """The bench positions, a sample of the perft suites' (Chess960 among them) and of random games'."""
+    """The bench positions, a sample of the perft suites' (Chess960 among them), of random games' and of
+    mates in two."""
     boards = [chess.Board(fen) for fen in BENCH_FENS]
     suite = [case.board() for path in suite_files(data) for case in read_suite(path)]
     boards += [board for board in suite[::150] if not board.is_game_over() and board.is_valid()]
     boards += [board for board in list(random_game_boards(games=12, seed=50))[::9] if not board.is_game_over()]
+    # Mates in two: frontier nodes in check with no evasion, and mate scores through the table.
+    boards += [chess.Board(line.strip()) for line in (data / "mates" / "mate2.fen").read_text().splitlines()[::12]
+               if line.strip()]
     return boards
 
 

@@ -29,9 +29,11 @@ kill -9) so loses only the games in progress. Settings that change the games (se
 opening book's content, random plies, ply limit, adjudication) must match the sidecar's.
 
 Engines: each of the -j worker processes drives its own engine. A game in which the engine dies,
-stalls past --timeout or plays an illegal move is dropped and reported, and the engine restarted;
-one in which a search ends without a score is dropped too (the engine goes on). After
-10 dropped games in a row (MAX_DROPS_IN_A_ROW) the run stops.
+stalls past --timeout or plays an illegal move is played again from its start by the restarted
+engine (the same game: a crash, or a machine paused past the timeout, leaves the file as it would
+have been), up to RETRIES times, and then dropped and reported; one in which a search ends without
+a score is dropped at once (the engine goes on). After 10 dropped games in a row
+(MAX_DROPS_IN_A_ROW) the run stops.
 """
 
 from __future__ import annotations
@@ -94,6 +96,7 @@ BINDING_SETTINGS = ("seed", "nodes", "random_plies", "max_plies", "adjudicate_sc
                     "openings_sha256")
 OTHER_SETTINGS = ("engine", "options", "openings")
 MAX_DROPS_IN_A_ROW = 10
+RETRIES = 2  # a game whose engine failed is played again this many times before it is dropped
 MAX_OPENING_DRAWS = 1000  # draws of unusable book lines before the book is given up
 TASKS_PER_WORKER = 2  # games queued per worker, so that none waits for the parent
 RESULT_TEXT = MappingProxyType({True: "1", False: "0", None: "0.5"})  # by the winner
@@ -409,17 +412,22 @@ def serve(config: WorkerConfig, tasks: Any, results: Any, stop: StopSignal) -> N
         return
     try:
         while (start := next_task(tasks, alive)) is not None:
-            try:
-                game = play_selfplay_game(engine, start, config.rules, alive)
-            except MoveError as exc:
-                with stop.held():
-                    engine.restart()
-                results.put(("dropped", (start.number, f"{exc.kind}: {exc.detail}; engine restarted")))
-                continue
-            except NoScoreError as exc:  # the engine works: no restart
-                results.put(("dropped", (start.number, str(exc))))
-                continue
-            results.put(("game", game))
+            for attempt in range(RETRIES + 1):
+                try:
+                    game = play_selfplay_game(engine, start, config.rules, alive)
+                except MoveError as exc:
+                    with stop.held():
+                        engine.restart()
+                    reason = f"{exc.kind}: {exc.detail}; engine restarted"
+                    if attempt < RETRIES:  # the same game again (game N is drawn from (seed, N))
+                        results.put(("retried", (start.number, reason)))
+                        continue
+                    results.put(("dropped", (start.number, reason)))
+                except NoScoreError as exc:  # the engine works: no restart, and the game would end so again
+                    results.put(("dropped", (start.number, str(exc))))
+                else:
+                    results.put(("game", game))
+                break
     except EngineStartError as exc:
         results.put(("fatal", f"the engine could not be restarted: {exc}"))
     except ParentGone:
@@ -461,6 +469,7 @@ class RunState:
     games: int = 0
     positions: int = 0
     dropped: int = 0
+    retried: int = 0
     skipped: int = 0
     drops_in_a_row: int = 0
     error: Optional[str] = None
@@ -551,6 +560,10 @@ class Run:
             self.bar.write(f"game {number} dropped: {reason}", file=sys.stdout)
             if state.drops_in_a_row >= MAX_DROPS_IN_A_ROW:
                 state.error = f"{state.drops_in_a_row} games dropped in a row: stopping (last: {reason})"
+        elif kind == "retried":
+            number, reason = payload
+            state.retried += 1
+            self.bar.write(f"game {number} played again: {reason}", file=sys.stdout)
         elif kind == "fatal":
             state.error = payload
         sys.stdout.flush()
@@ -741,8 +754,8 @@ def report(config: RunConfig, output: Output, why: str, path: Path) -> int:
     minutes = (time.perf_counter() - started) / 60
     rate = state.positions / minutes if minutes > 0 else 0.0
     out(f"{PROG}: this run {state.games} games, {state.positions:,} positions in {minutes * 60:.1f} s "
-        f"({rate:,.0f} positions/minute); {state.dropped} dropped, {state.skipped} skipped (ended by their "
-        f"random plies)")
+        f"({rate:,.0f} positions/minute); {state.retried} played again, {state.dropped} dropped, {state.skipped} "
+        f"skipped (ended by their random plies)")
     out(f"{PROG}: {path} holds {len(output.done)} of {config.games} games ({output.positions:,} positions)")
     if state.error is not None:
         print(f"{PROG}: {state.error}", file=sys.stderr, flush=True)

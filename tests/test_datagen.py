@@ -348,21 +348,45 @@ def test_an_interrupted_run_resumes_without_duplicates(tmp_path: Path, signum: i
     assert sorted(number for number, _, _ in recorded(out)) == sorted(number for number, _, _ in recorded(reference))
 
 
-@pytest.mark.parametrize("misbehave", ["crash", "stall"])
-def test_a_failing_engine_loses_its_game_and_is_restarted(tmp_path: Path, misbehave: str) -> None:
-    """An engine that crashes or stalls in game 1 (only in its first life) costs that game; the restarted
-    engine plays on and the run completes with the games asked for."""
-    book = write_book(tmp_path / "book.epd", OPENINGS)
-    mark = shlex.quote(str(tmp_path / "started-once"))
+def failing_engine(tmp_path: Path, misbehave: str, lives: int) -> str:
+    """A scripted engine command that crashes or stalls after 3 moves in its first `lives` lives, then plays."""
     normal = scripted("--play", "random")
     failing = scripted("--play", "random", "--misbehave", misbehave, "--after", "3")
-    script = f"if [ -e {mark} ]; then exec {normal}; else touch {mark}; exec {failing}; fi"
+    count = shlex.quote(str(tmp_path / "lives"))
+    script = (f"n=$(cat {count} 2>/dev/null || echo 0); echo $((n + 1)) > {count}; "
+              f"if [ $n -ge {lives} ]; then exec {normal}; else exec {failing}; fi")
+    return shlex.join(["sh", "-c", script])
+
+
+@pytest.mark.parametrize("misbehave", ["crash", "stall"])
+def test_a_failing_engines_game_is_played_again_the_same(tmp_path: Path, misbehave: str) -> None:
+    """An engine that crashes or stalls in game 1 (only in its first life) is restarted and plays game 1
+    again from its start: the run's file is the one a run without the failure writes."""
+    book = write_book(tmp_path / "book.epd", OPENINGS)
+    common = ("--openings", str(book), "--random-plies", "0", "--max-plies", "20", "--games", "2", "--seed", "1",
+              "--timeout", "1")
     out = tmp_path / "out.txt"
-    proc = run_datagen(str(out), "--engine", shlex.join(["sh", "-c", script]), "--openings", str(book),
-                       "--random-plies", "0", "--max-plies", "20", "--games", "2", "--seed", "1", "--timeout", "1")
+    proc = run_datagen(str(out), "--engine", failing_engine(tmp_path, misbehave, 1), *common)
     assert proc.returncode == 0, proc.stderr
     kind = "crash" if misbehave == "crash" else "timeout"
-    assert f"game 1 dropped: {kind}" in proc.stdout and "engine restarted" in proc.stdout
+    assert f"game 1 played again: {kind}" in proc.stdout and "engine restarted" in proc.stdout
+    assert "1 played again, 0 dropped" in proc.stdout
+    reference = tmp_path / "reference.txt"
+    assert run_datagen(str(reference), "--engine", scripted("--play", "random"), *common).returncode == 0
+    assert read_lines(out) == read_lines(reference) and len(checked_games(out, 2)) == 2
+    assert [number for number, _, _ in recorded(out)] == [1, 2]
+
+
+def test_a_game_that_fails_every_time_is_dropped(tmp_path: Path) -> None:
+    """An engine that fails RETRIES + 1 times in a row on game 1 costs that game; the run goes on."""
+    book = write_book(tmp_path / "book.epd", OPENINGS)
+    out = tmp_path / "out.txt"
+    proc = run_datagen(str(out), "--engine", failing_engine(tmp_path, "crash", datagen.RETRIES + 1),
+                       "--openings", str(book), "--random-plies", "0", "--max-plies", "20", "--games", "2",
+                       "--seed", "1")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("game 1 played again: crash") == datagen.RETRIES
+    assert "game 1 dropped: crash" in proc.stdout
     checked_games(out, 2)
     assert [number for number, _, _ in recorded(out)] == [2, 3]
 

@@ -23,9 +23,9 @@ from garfish.engine.moves import MOVE_TABLE, encode
 from garfish.engine.nnue import NetworkEvaluator
 from garfish.engine.tt import TranspositionTable
 from garfish.engine.types import MAX_LISTED_MOVES, bitboards
-from garfish.perft.suites import read_suite, suite_files
 from conftest import run_interpreted
 from positions import random_game_boards
+from test_qsearch import suite_boards
 
 Outcome = tuple[int, int, str, list[str], list[int], list[list[Optional[str]]]]
 
@@ -48,7 +48,7 @@ def frontier_cases(data: Path) -> list[chess.Board]:
     """The bench positions, a sample of the perft suites' (Chess960 among them), of random games' and of
     mates in two."""
     boards = [chess.Board(fen) for fen in BENCH_FENS]
-    suite = [case.board() for path in suite_files(data) for case in read_suite(path)]
+    suite = suite_boards(data)
     boards += [board for board in suite[::150] if not board.is_game_over() and board.is_valid()]
     boards += [board for board in list(random_game_boards(games=12, seed=50))[::9] if not board.is_game_over()]
     # Mates in two: frontier nodes in check with no evasion, and mate scores through the table.
@@ -152,7 +152,7 @@ def test_the_tt_move_test_is_python_chess_s(data: Path) -> None:
     # is_pseudo_legal says, or leaves castling (a king's move by two squares or onto its own piece) to it.
     rng = random.Random(53)
     scratch = np.zeros(MAX_LISTED_MOVES, dtype=np.int64)
-    suite = [case.board() for path in suite_files(data) for case in read_suite(path)]
+    suite = suite_boards(data)
     asked = verdicts = 0
     for board in suite[::60] + list(random_game_boards(games=8, seed=54))[::5]:
         codes = {encode(move) for move in board.generate_pseudo_legal_moves()}

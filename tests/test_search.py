@@ -17,6 +17,7 @@ from garfish.engine.tt import TranspositionTable
 from garfish.engine.timeman import SOFT_SHARE, time_budget
 from garfish.engine.types import MATE, MATE_BOUND, mate_in
 
+from clocks import SteppingClock
 from conftest import ROOT
 
 SEARCH_DEPTH_FOR_MATE = {1: 2, 2: 5, 3: 7}
@@ -338,18 +339,6 @@ def test_python_api_example(capsys: pytest.CaptureFixture[str]) -> None:
     depths = [int(line.split()[0]) for line in printed[:-1]]
     assert depths and depths == sorted(depths) and depths[0] == 1
     assert printed[-1].startswith(result.move.uci())
-
-
-class SteppingClock:
-    """Stands in for the time module in engine.search: the search's start reads 0 s and every later
-    reading a second more, so a tiny budget is spent by the first poll, on any machine."""
-
-    def __init__(self) -> None:
-        self.readings = 0
-
-    def perf_counter(self) -> float:
-        self.readings += 1
-        return float(self.readings - 1)
 
 
 def test_tiny_clock_aborts_even_the_first_iteration(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,6 +8,7 @@ from typing import Optional
 import chess
 import pytest
 
+import garfish.engine.search
 from garfish.engine import Limits, Searcher
 from garfish.engine.bench import BENCH_FENS
 from garfish.engine.skill import (BEST_LINE_ELO, ELO_MAX, ELO_MIN, KNEE_ELO, MARGIN_AT_KNEE, MARGIN_AT_MIN,
@@ -15,6 +16,8 @@ from garfish.engine.skill import (BEST_LINE_ELO, ELO_MAX, ELO_MIN, KNEE_ELO, MAR
 from garfish.engine.timeman import time_budget
 from garfish.engine.types import MATE_BOUND, mate_in, mated_in
 from garfish.engine.tt import TranspositionTable
+
+from clocks import SteppingClock
 
 # White's queen on d4 is attacked by the pawn on c5: every move but a queen move drops it.
 QUEEN_EN_PRISE = "rnbqkbnr/pp1ppppp/8/2p5/3Q4/8/PPP1PPPP/RNB1KBNR w KQkq - 0 3"
@@ -159,20 +162,22 @@ def test_a_queen_en_prise_is_never_left_at_1800_and_above(elo: int) -> None:
     assert all(result.lines[skill.choose(scores, rng)].pv[0].from_square == QUEEN for _ in range(500))
 
 
-def test_a_limited_engine_still_obeys_the_clock() -> None:
+def test_a_limited_engine_still_obeys_the_clock(monkeypatch: pytest.MonkeyPatch) -> None:
     board = chess.Board(BENCH_FENS[1])
     limits = Limits(wtime=0.5, btime=0.5, elo=ELO_MAX - 1)  # the top limited level: a big node budget
     _, maximum = time_budget(limits, board.turn)
-    assert maximum is not None and Skill(ELO_MAX - 1).nodes > 20000
+    budget = Skill(ELO_MAX - 1).nodes
+    assert maximum is not None and budget > 20000
+    # The stand-in clock moves a millisecond a reading, and the search reads it at every poll, at
+    # least once every POLL_INTERVAL nodes: the hard limit's 67 readings come well within the budget.
+    assert int(maximum * 1000) * garfish.engine.search.POLL_INTERVAL < budget
+    monkeypatch.setattr(garfish.engine.search, "time", SteppingClock(step=0.001))  # a millisecond a reading
     result = Searcher(TranspositionTable(4), seed=0).search(board, limits)
     assert result.move in board.legal_moves
-    # The clock, not the node budget, ended it: the budget is out of reach in the clock's 67 ms
-    # (it would take a million nodes a second, ten times this engine's speed on a fast machine),
-    # and a busy machine only searches fewer nodes.
-    assert result.nodes < Skill(ELO_MAX - 1).nodes
-    # And by the search's own clock it stopped well within the clock it was given (its hard limit
-    # is 67 ms of the 0.5 s; the clock is polled every 32 nodes, milliseconds even ten times slower).
-    assert limits.wtime is not None and result.time < limits.wtime
+    # The clock, not the node budget, ended it, and by the search's own clock it stopped at its hard
+    # limit, well within the 0.5 s it was given.
+    assert 0 < result.nodes < budget
+    assert maximum <= result.time < limits.wtime
 
 
 def test_the_top_setting_searches_as_the_full_engine() -> None:

@@ -249,6 +249,26 @@ def capture_list_kernel(pawns, knights, bishops, rooks, queens, kings, black, wh
                           U64(white), turn, ep, U64(to_mask), out)
 
 
+@njit("uint64(int64, int64, uint64, uint64, uint64, uint64, uint64)", cache=True, nogil=True)
+def attacked_pieces_kernel(flags, need, pawns, knights, bishops, rooks, queens):
+    """The squares of every piece (of either colour) of a kind that the evaluation's flags
+    (engine.flags: ATTACKS_PAWN .. ATTACKS_QUEEN) say the side to move attacks, and worth more than
+    need: the targets of the search's capture stages (need below every value) and of the quiescence
+    search's (delta pruning by piece type)."""
+    mask = U64(0)
+    if flags & ATTACKS_QUEEN and need < _VALUE[5]:
+        mask |= U64(queens)
+    if flags & ATTACKS_ROOK and need < _VALUE[4]:
+        mask |= U64(rooks)
+    if flags & ATTACKS_BISHOP and need < _VALUE[3]:
+        mask |= U64(bishops)
+    if flags & ATTACKS_KNIGHT and need < _VALUE[2]:
+        mask |= U64(knights)
+    if flags & ATTACKS_PAWN and need < _VALUE[1]:
+        mask |= U64(pawns)
+    return mask
+
+
 @njit(f"int64({BITBOARDS}, int64, int64, int64, int64[::1])", cache=True, nogil=True)
 def quiescence_list_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, flags, need, out):
     """The quiescence search's captures: capture_list_kernel's list for the enemy pieces of the
@@ -260,17 +280,7 @@ def quiescence_list_kernel(pawns, knights, bishops, rooks, queens, kings, black,
     if flags & PROMOTION_FLAG:
         mask = ~U64(0)
     else:
-        mask = U64(0)
-        if flags & ATTACKS_QUEEN and need < _VALUE[5]:
-            mask |= queens
-        if flags & ATTACKS_ROOK and need < _VALUE[4]:
-            mask |= rooks
-        if flags & ATTACKS_BISHOP and need < _VALUE[3]:
-            mask |= bishops
-        if flags & ATTACKS_KNIGHT and need < _VALUE[2]:
-            mask |= knights
-        if flags & ATTACKS_PAWN and need < _VALUE[1]:
-            mask |= pawns
+        mask = attacked_pieces_kernel(flags, need, pawns, knights, bishops, rooks, queens)
         if not mask:
             return -1
         mask &= black if turn else white

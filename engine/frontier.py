@@ -53,13 +53,10 @@ from numba import njit
 from garfish.engine.bits import NONE_YET, ONE, U64, ZERO, popcount
 from garfish.engine.captures import (
     _INDEX_SHIFT, _KEY_SHIFT, _SORT_BIAS, CODE_MASK, ESCAPE_BONUS, GOOD_BIT, _attacks, _piece_at, _sort_packed,
-    capture_list_kernel, evasion_order_kernel, quiet_list_kernel,
+    attacked_pieces_kernel, capture_list_kernel, evasion_order_kernel, quiet_list_kernel,
 )
 from garfish.engine.checks import check_masks_kernel, gives_check_kernel, threats_kernel
-from garfish.engine.flags import (
-    ATTACKS_BISHOP, ATTACKS_KNIGHT, ATTACKS_PAWN, ATTACKS_QUEEN, ATTACKS_ROOK, FLAG_BITS, FLAGS_MASK, ILLEGAL_FLAG,
-    IN_CHECK_FLAG, PROMOTION_FLAG,
-)
+from garfish.engine.flags import FLAG_BITS, FLAGS_MASK, ILLEGAL_FLAG, IN_CHECK_FLAG, PROMOTION_FLAG
 from garfish.engine.moves import PROMOTION_SHIFT, SQUARE_MASK, TO_SHIFT
 from garfish.engine.qsearch import (
     BISHOPS, BLACK, KINGS, KNIGHTS, PAWNS, QUEENS, ROOKS, ROOT_ROW, SPARE_ROW, WHITE, _evaluate, _make, _search, _start,
@@ -68,7 +65,8 @@ from garfish.engine.qsearch import (
 from garfish.engine.tt import (
     BOUND_MASK, BOUND_SHIFT, BUCKET_SIZE, DEPTH_MASK, DEPTH_SHIFT, MOVE_MASK, SCORE_MASK, SCORE_SHIFT, VALUE_OFFSET,
 )
-from garfish.engine.types import INF, MATE_BOUND, MAX_LISTED_MOVES, MAX_PLY, PIECE_VALUE, TB_WIN_BOUND, Bound
+from garfish.engine.types import (EXACT, INF, LOWER, MATE_BOUND, MAX_LISTED_MOVES, MAX_PLY, PIECE_VALUE, TB_WIN_BOUND,
+                                  UPPER)
 from garfish.engine.zobrist import zobrist_kernel
 
 # The node's work row (int64[NODE_ROWS, MAX_LISTED_MOVES], one a ply): row 0 its loop's state (the
@@ -120,7 +118,6 @@ _LOW_32 = U64(0xFFFFFFFF)
 _RANK_1, _RANK_8 = U64(chess.BB_RANK_1), U64(chess.BB_RANK_8)
 _BACK_RANK = np.array([chess.BB_RANK_8, chess.BB_RANK_1], dtype=np.uint64)  # by colour: where its castling rooks stand
 _QUEEN_VALUE, _ROOK_VALUE = np.int64(PIECE_VALUE[chess.QUEEN]), np.int64(PIECE_VALUE[chess.ROOK])
-EXACT, LOWER, UPPER = int(Bound.EXACT), int(Bound.LOWER), int(Bound.UPPER)
 
 
 @njit(cache=True)
@@ -298,18 +295,7 @@ def _capture_targets(packed, pawns, knights, bishops, rooks, queens, them, ep):
     flags = packed & FLAGS_MASK
     if flags & PROMOTION_FLAG:
         return _ALL
-    mask = ZERO
-    if flags & ATTACKS_QUEEN:
-        mask |= queens
-    if flags & ATTACKS_ROOK:
-        mask |= rooks
-    if flags & ATTACKS_BISHOP:
-        mask |= bishops
-    if flags & ATTACKS_KNIGHT:
-        mask |= knights
-    if flags & ATTACKS_PAWN:
-        mask |= pawns
-    mask &= them
+    mask = attacked_pieces_kernel(flags, -INF, pawns, knights, bishops, rooks, queens) & them
     if ep >= 0:
         mask |= ONE << U64(ep)
     return mask

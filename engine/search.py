@@ -19,12 +19,9 @@ import numpy as np
 
 from garfish.engine.bits import entry_point
 from garfish.engine.board import SearchBoard
-from garfish.engine.captures import CODE_MASK
+from garfish.engine.captures import CODE_MASK, attacked_pieces_kernel
 from garfish.engine.checks import check_masks_kernel, gives_check_kernel, threats_entry
-from garfish.engine.flags import (
-    ATTACKS_BISHOP, ATTACKS_KNIGHT, ATTACKS_PAWN, ATTACKS_QUEEN, ATTACKS_ROOK, ILLEGAL_FLAG, IN_CHECK_FLAG,
-    PROMOTION_FLAG, packed_flags, packed_score,
-)
+from garfish.engine.flags import ILLEGAL_FLAG, IN_CHECK_FLAG, PROMOTION_FLAG, packed_flags, packed_score
 from garfish.engine.frontier import (
     BUDGET, CHECKING_MOVE, CUT, DONE, ENTRY_SCORE, ILLEGAL_MOVE, NEED_KILLERS, NEED_MOVE, NEED_NODE, NEED_TT_TEST,
     NEW_NODE, NO_PENDING, PENDING_ILLEGAL, QUIET_BIT, RFP_CUT, STATUS_BITS, STATUS_MASK, TT_CUT, frontier_kernel,
@@ -38,8 +35,8 @@ from garfish.engine.skill import Skill
 from garfish.engine.timeman import soft_limit, time_budget
 from garfish.engine.tt import TranspositionTable, entry_code, unpack
 from garfish.engine.types import (
-    DRAW, INF, MATE, MATE_BOUND, MAX_PLY, PIECE_VALUE, TB_WIN, TB_WIN_BOUND, Bound, Limits, mate_in, mated_in,
-    value_from_tt, value_to_tt,
+    DRAW, EXACT, INF, LOWER, MATE, MATE_BOUND, MAX_PLY, PIECE_VALUE, TB_WIN, TB_WIN_BOUND, UPPER, Limits, mate_in,
+    mated_in, value_from_tt, value_to_tt,
 )
 from garfish.engine.zobrist import zobrist, zobrist_kernel
 
@@ -49,6 +46,7 @@ _check_masks = entry_point(check_masks_kernel)
 _gives_check = entry_point(gives_check_kernel)
 _frontier_loop = entry_point(frontier_kernel)
 _made_loop = entry_point(made_frontier_kernel)
+_attacked_pieces = entry_point(attacked_pieces_kernel)
 
 if TYPE_CHECKING:
     from garfish.engine.nnue import NetworkEvaluator
@@ -88,7 +86,6 @@ LMR_TABLE = tuple(tuple(int(0.75 + math.log(d) * math.log(m) / 2.25) if d and m 
                   for d in range(64))
 
 NULL_MOVE = chess.Move.null()
-EXACT, LOWER, UPPER = int(Bound.EXACT), int(Bound.LOWER), int(Bound.UPPER)  # plain ints: no enum lookups
 BB_SQUARES = chess.BB_SQUARES
 
 
@@ -650,7 +647,8 @@ class Searcher:
         capture_targets = chess.BB_ALL
         flags = packed_flags(packed)
         if not in_check and not flags & PROMOTION_FLAG:
-            capture_targets = self._attacked_pieces(board, flags, -INF) & occupied_co[not board.turn]
+            capture_targets = _attacked_pieces(flags, -INF, board.pawns, board.knights, board.bishops, board.rooks,
+                                               board.queens) & occupied_co[not board.turn]
             if ep is not None:
                 capture_targets |= chess.BB_SQUARES[ep]
         us = board.turn
@@ -1147,20 +1145,3 @@ class Searcher:
         if self.nodes >= self._next_poll:
             self._poll()
         return score
-
-    @staticmethod
-    def _attacked_pieces(board: chess.Board, flags: int, need: int) -> int:
-        """The squares of every piece (of either colour) of a kind that the evaluation's flags
-        (ATTACKS_PAWN .. ATTACKS_QUEEN) say the side to move attacks, and worth more than need."""
-        mask = 0
-        if flags & ATTACKS_QUEEN and need < PIECE_VALUE[chess.QUEEN]:
-            mask |= board.queens
-        if flags & ATTACKS_ROOK and need < PIECE_VALUE[chess.ROOK]:
-            mask |= board.rooks
-        if flags & ATTACKS_BISHOP and need < PIECE_VALUE[chess.BISHOP]:
-            mask |= board.bishops
-        if flags & ATTACKS_KNIGHT and need < PIECE_VALUE[chess.KNIGHT]:
-            mask |= board.knights
-        if flags & ATTACKS_PAWN and need < PIECE_VALUE[chess.PAWN]:
-            mask |= board.pawns
-        return mask

@@ -50,7 +50,7 @@ import numpy as np
 from numba import njit
 
 from garfish.engine.bits import entry_point
-from garfish.engine.types import Bound
+from garfish.engine.types import EXACT
 
 ENTRY_BYTES = 16
 BUCKET_SIZE = 2  # probe and store test the two slots one after the other, not in a loop (faster)
@@ -65,7 +65,6 @@ BOUND_SHIFT = 56
 BOUND_MASK = 3
 AGE_SHIFT = 58
 AGE_MASK = 63
-EXACT = int(Bound.EXACT)  # a plain int: no enum lookups
 KEEP_DEPTH_MARGIN = 4
 AGE_PENALTY = 8
 

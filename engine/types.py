@@ -49,6 +49,10 @@ class Bound(IntEnum):
     EXACT = 3
 
 
+# The bounds as plain ints, for the search's hot paths and the kernels: no enum lookups.
+EXACT, LOWER, UPPER = int(Bound.EXACT), int(Bound.LOWER), int(Bound.UPPER)
+
+
 def mate_in(ply: int) -> int:
     """Score of delivering mate `ply` plies from the root."""
     return MATE - ply

@@ -17,7 +17,7 @@ from garfish.engine.checks import check_masks_kernel
 from garfish.engine.movepick import PROMOTION_RANK
 from garfish.engine.moves import encode
 from garfish.engine.see import see_ge
-from garfish.engine.types import MAX_LISTED_MOVES
+from garfish.engine.types import MAX_LISTED_MOVES, PIECE_VALUE
 from conftest import run_interpreted
 from positions import random_game_boards
 from reference_movepick import capture_moves, is_good_capture
@@ -173,11 +173,15 @@ def test_compiled_and_interpreted_kernels_agree() -> None:
 
 
 def test_quiescence_list_is_the_capture_list_of_the_pieces_worth_taking() -> None:
-    # The mask the quiescence search used to build in Python (Searcher._attacked_pieces, every
-    # capture with a pawn about to promote), then capture_list_kernel's list for it; -1 for no piece.
+    # The mask the quiescence search once built in Python (the pieces of the kinds the flags say are
+    # attacked and worth more than need, written out here; every capture with a pawn about to
+    # promote), then capture_list_kernel's list for it; -1 for no piece.
     from garfish.engine.evaluate import evaluate_kernel
-    from garfish.engine.flags import FLAGS_MASK, PROMOTION_FLAG
-    from garfish.engine.search import Searcher
+    from garfish.engine.flags import (ATTACKS_BISHOP, ATTACKS_KNIGHT, ATTACKS_PAWN, ATTACKS_QUEEN, ATTACKS_ROOK,
+                                      FLAGS_MASK, PROMOTION_FLAG)
+
+    kinds = ((ATTACKS_PAWN, chess.PAWN), (ATTACKS_KNIGHT, chess.KNIGHT), (ATTACKS_BISHOP, chess.BISHOP),
+             (ATTACKS_ROOK, chess.ROOK), (ATTACKS_QUEEN, chess.QUEEN))
 
     out = np.empty(MAX_LISTED_MOVES, dtype=np.int64)
     expected_out = np.empty(MAX_LISTED_MOVES, dtype=np.int64)
@@ -190,7 +194,10 @@ def test_quiescence_list_is_the_capture_list_of_the_pieces_worth_taking() -> Non
             if flags & PROMOTION_FLAG:
                 mask = chess.BB_ALL
             else:
-                mask = Searcher._attacked_pieces(board, flags, need)
+                mask = 0
+                for flag, kind in kinds:
+                    if flags & flag and need < PIECE_VALUE[kind]:
+                        mask |= board.pieces_mask(kind, chess.WHITE) | board.pieces_mask(kind, chess.BLACK)
                 if not mask:
                     assert count == -1, board.fen()
                     nothing += 1

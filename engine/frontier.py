@@ -439,8 +439,9 @@ def _frontier_search(pawns, knights, bishops, rooks, queens, kings, black, white
                 continue
         from_sq, to_sq, _, from_bb, to_bb = code_squares(code)
         quiet = _is_quiet(code, pawns, them, ep)
-        # Step 9. Shallow-depth pruning of quiet moves (not checks) once a move has been searched.
-        if quiet and loop[L_BEST] > -MATE_BOUND and (futile or loop[L_SEARCHED] >= lmp):
+        # Step 9. Shallow-depth pruning of quiet moves (not checks) once a move has been searched;
+        # none in check (_negamax's prune_ok).
+        if quiet and not evasions and loop[L_BEST] > -MATE_BOUND and (futile or loop[L_SEARCHED] >= lmp):
             if loop[L_MASKS] == 0:  # late move pruning has begun: most quiets will go
                 masks[0], masks[1], masks[2] = check_masks_kernel(pawns, knights, bishops, rooks, queens, kings,
                                                                   black, white, turn)
@@ -507,7 +508,7 @@ def frontier_kernel(pawns, knights, bishops, rooks, queens, kings, black, white,
     first. tt_verdict: python-chess's answer whether the TT move is pseudo-legal (1, 0; -1: not
     asked), after NEED_TT_TEST. futile: every quiet move but a check is pruned (the quiet list then
     holds only possible checks); lmp: the quiet moves searched after which late move pruning
-    begins. killer1, killer2: the ply's killers, untested (-1: none), which the kernel tests as
+    begins (neither prunes in check: `evasions`). killer1, killer2: the ply's killers, untested (-1: none), which the kernel tests as
     engine.movepick.usable_killer does, unless castling is possible or a killer may castle: then it
     asks (NEED_KILLERS) and the caller hands in have_killers, the tested killers and the castling
     moves castle_a, castle_b (-1: none). ply: the node's; checks: the leaf searches' first-ply quiet checks; the
@@ -526,11 +527,16 @@ def frontier_kernel(pawns, knights, bishops, rooks, queens, kings, black, white,
 
 
 @njit(cache=True)
-def _made_answer(status, nodes, deepest, loop, key, packed):
-    """made_frontier_kernel's result: frontier_kernel's, then the child's key (high and low 32 bits)
-    and its evaluation kernel's result."""
-    answer = _answer(status, nodes, deepest, loop)
+def _with_child(answer, key, packed):
+    """made_frontier_kernel's result: frontier_kernel's answer, then the child's key (high and low
+    32 bits) and its evaluation kernel's result."""
     return answer + (int(key >> U64(32)), int(key & _LOW_32), int(packed))
+
+
+@njit(cache=True)
+def _made_answer(status, nodes, deepest, loop, key, packed):
+    """made_frontier_kernel's result for a status of its own (_with_child of _answer's)."""
+    return _with_child(_answer(status, nodes, deepest, loop), key, packed)
 
 
 @njit(
@@ -603,7 +609,7 @@ def made_frontier_kernel(pawns, knights, bishops, rooks, queens, kings, black, w
                               _NOT_ASKED, _NO_KILLERS, killer1, killer2, _NO_CODE, _NO_CODE, _NEW_NODE, ply, checks,
                               rfp, rfp_margin, rfp_minor, lmp, use_network, weights, params, accumulators, slot + 1,
                               budget, state, frames, lists, node, masks, history, bonus, _ONE_NODE)
-    return answer + (int(key >> U64(32)), int(key & _LOW_32), int(packed))
+    return _with_child(answer, key, packed)
 
 
 def frontier_rows() -> list[tuple[np.ndarray, np.ndarray]]:

@@ -79,7 +79,6 @@ TB_DEPTH_BONUS = 6         # a tablebase score goes to the TT this much deeper t
 TB_CP = 20000              # a tablebase win shows as TB_CP - plies to it, in centipawns (as Stockfish shows it)
 FRONTIER_BONUS = history_bonus(1)  # the history bonus of a cut-off at a frontier node (engine.frontier)
 REPEAT_ROW = 128           # the keys a depth-2 node's children may repeat, at most (else they go the Python way)
-NO_LMP = 1 << 30           # late move pruning's threshold where it never prunes (a node in check)
 
 # LMR table: reduction for (depth, move number), the usual log * log shape.
 LMR_TABLE = tuple(tuple(int(0.75 + math.log(d) * math.log(m) / 2.25) if d and m else 0 for m in range(64))
@@ -956,7 +955,7 @@ class Searcher:
                         *parent, board.castling_rights, in_check, key, packed, tt.keys, tt.data, futile, alpha, beta,
                         tt_verdict, have_killers, killer1_code, killer2_code, castle_a, castle_b, pending, ply,
                         QS_CHECKS, RFP_DEPTH >= 1 and not in_check, RFP_MARGIN, RFP_MINOR_RISK,
-                        NO_LMP if in_check else LMP_BASE + 1, *self._evaluation, slot,
+                        LMP_BASE + 1, *self._evaluation, slot,
                         self._node_limit - self.nodes if self._node_limit else NO_BUDGET, *self._work_arrays, node,
                         masks, self.history.table, FRONTIER_BONUS)
                     self._count(answer[1], answer[2])

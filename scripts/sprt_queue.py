@@ -1,12 +1,13 @@
 """SPRTs of search candidates, one after another, each against the same base engine, with a truncation.
 
     python scripts/sprt_queue.py --base BASE_DIR --out OUT_DIR CANDIDATE_DIR [CANDIDATE_DIR ...]
-        [--tc 10+0.1] [--elo0 0] [--elo1 10] [--seed 3301] [--openings PATH] [--low 400] [--cap 800]
+        [--tc 10+0.1] [--concurrency 2] [--elo0 0] [--elo1 10] [--seed 3301] [--openings PATH] [--low 400]
+        [--cap 800]
     python scripts/sprt_queue.py --out OUT_DIR --summary [--upto N] CANDIDATE_DIR [CANDIDATE_DIR ...]
 
 Each CANDIDATE_DIR and BASE_DIR is a checkout (a git worktree of a candidate's branch) with its own
-`garfish` launcher. For each candidate in turn the script plays `garfish match` (two games at a time,
-`--games 4000`, `--resume`) between CANDIDATE_DIR/garfish, named after the folder, and
+`garfish` launcher. For each candidate in turn the script plays `garfish match` (two games at a
+time, or --concurrency; `--games 4000`, `--resume`) between CANDIDATE_DIR/garfish, named after the folder, and
 BASE_DIR/garfish, named `base`, writing OUT_DIR/sprt-NAME.pgn (with its journal), .json and .log.
 A match stops when its SPRT decides, or by the truncation rule: undecided after --low games with
 its LLR at or below zero, or after --cap games whatever its LLR; a truncated candidate is not
@@ -80,7 +81,7 @@ def match_command(args: argparse.Namespace, candidate: Path, stem: Path) -> list
     return [str(ROOT / "garfish"), "match",
             "--engine", f"cmd={candidate / 'garfish'}", f"name={candidate.name}",
             "--engine", f"cmd={args.base / 'garfish'}", "name=base",
-            "--tc", args.tc, "--games", str(GAMES), "--concurrency", "2", "--openings", str(args.openings),
+            "--tc", args.tc, "--games", str(GAMES), "--concurrency", str(args.concurrency), "--openings", str(args.openings),
             "--sprt", f"elo0={args.elo0:g}", f"elo1={args.elo1:g}", "--seed", str(args.seed),
             "--pgnout", f"{stem}.pgn", "--report", f"{stem}.json", "--no-progress", "--resume"]
 
@@ -153,6 +154,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--base", type=Path, help="checkout of the base engine (needed to play)")
     parser.add_argument("--out", type=Path, required=True, help="folder of the PGNs, reports and logs")
     parser.add_argument("--tc", default="10+0.1")
+    parser.add_argument("--concurrency", type=int, default=2,
+                        help="games at a time (default 2; 1 leaves a core to other work, such as datagen)")
     parser.add_argument("--elo0", type=float, default=0.0)
     parser.add_argument("--elo1", type=float, default=10.0)
     parser.add_argument("--seed", type=int, default=3301)

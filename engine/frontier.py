@@ -508,7 +508,8 @@ def frontier_kernel(pawns, knights, bishops, rooks, queens, kings, black, white,
     first. tt_verdict: python-chess's answer whether the TT move is pseudo-legal (1, 0; -1: not
     asked), after NEED_TT_TEST. futile: every quiet move but a check is pruned (the quiet list then
     holds only possible checks); lmp: the quiet moves searched after which late move pruning
-    begins (neither prunes in check: `evasions`). killer1, killer2: the ply's killers, untested (-1: none), which the kernel tests as
+    begins (neither prunes in check: `evasions`). killer1, killer2: the ply's killers, untested
+    (-1: none), which the kernel tests as
     engine.movepick.usable_killer does, unless castling is possible or a killer may castle: then it
     asks (NEED_KILLERS) and the caller hands in have_killers, the tested killers and the castling
     moves castle_a, castle_b (-1: none). ply: the node's; checks: the leaf searches' first-ply quiet checks; the

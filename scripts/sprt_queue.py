@@ -7,8 +7,8 @@
 
 Each CANDIDATE_DIR and BASE_DIR is a checkout (a git worktree of a candidate's branch) with its own
 `garfish` launcher. For each candidate in turn the script plays `garfish match` (two games at a
-time, or --concurrency; `--games 4000`, `--resume`) between CANDIDATE_DIR/garfish, named after the folder, and
-BASE_DIR/garfish, named `base`, writing OUT_DIR/sprt-NAME.pgn (with its journal), .json and .log.
+time, or --concurrency; `--games 4000`, `--resume`) between CANDIDATE_DIR/garfish, named after the
+folder, and BASE_DIR/garfish, named `base`, writing OUT_DIR/sprt-NAME.pgn (with its journal), .json and .log.
 A match stops when its SPRT decides, or by the truncation rule: undecided after --low games with
 its LLR at or below zero, or after --cap games whatever its LLR; a truncated candidate is not
 accepted. A truncation can only make an acceptance rarer, never easier. Run the same command
@@ -81,7 +81,8 @@ def match_command(args: argparse.Namespace, candidate: Path, stem: Path) -> list
     return [str(ROOT / "garfish"), "match",
             "--engine", f"cmd={candidate / 'garfish'}", f"name={candidate.name}",
             "--engine", f"cmd={args.base / 'garfish'}", "name=base",
-            "--tc", args.tc, "--games", str(GAMES), "--concurrency", str(args.concurrency), "--openings", str(args.openings),
+            "--tc", args.tc, "--games", str(GAMES), "--concurrency", str(args.concurrency),
+            "--openings", str(args.openings),
             "--sprt", f"elo0={args.elo0:g}", f"elo1={args.elo1:g}", "--seed", str(args.seed),
             "--pgnout", f"{stem}.pgn", "--report", f"{stem}.json", "--no-progress", "--resume"]
 

@@ -1,11 +1,14 @@
-"""Test positions: random games played from fixed seeds (reproducible, varied)."""
+"""Test positions: random games played from fixed seeds (reproducible, varied), and the perft suites' positions."""
 
 from __future__ import annotations
 
 import random
+from pathlib import Path
 from typing import Iterator
 
 import chess
+
+from garfish.perft.suites import read_suite, suite_files
 
 
 def random_game_boards(games: int, seed: int, max_plies: int = 160) -> Iterator[chess.Board]:
@@ -20,3 +23,10 @@ def random_game_boards(games: int, seed: int, max_plies: int = 160) -> Iterator[
             weighted = [m for m in moves if board.is_capture(m) or board.piece_type_at(m.from_square) == chess.PAWN]
             board.push(rng.choice(weighted if weighted and rng.random() < 0.5 else moves))
         yield board.copy()
+
+
+def suite_boards(data: Path) -> list[chess.Board]:
+    """Every position of the perft suites (standard and Chess960)."""
+    boards = [case.board() for path in suite_files(data) for case in read_suite(path)]
+    assert len(boards) > 7000 and any(board.chess960 for board in boards)
+    return boards

@@ -24,8 +24,7 @@ from garfish.engine.nnue import NetworkEvaluator
 from garfish.engine.tt import TranspositionTable
 from garfish.engine.types import MAX_LISTED_MOVES, bitboards
 from conftest import run_interpreted
-from positions import random_game_boards
-from test_qsearch import suite_boards
+from positions import random_game_boards, suite_boards
 
 Outcome = tuple[int, int, str, list[str], list[int], list[list[Optional[str]]]]
 

@@ -23,9 +23,8 @@ from garfish.engine.flags import ILLEGAL_FLAG, IN_CHECK_FLAG
 from garfish.engine.captures import evasion_list_kernel
 from garfish.engine.qsearch import FRAMES, QuiescenceWork, _make, leaf_kernel, quiescence_kernel
 from garfish.engine.types import INF, MAX_LISTED_MOVES, MAX_PLY, bitboards
-from garfish.perft.suites import read_suite, suite_files
 from conftest import run_interpreted
-from positions import random_game_boards
+from positions import random_game_boards, suite_boards
 from reference_movepick import capture_moves, evasion_moves, is_good_capture
 from reference_qsearch import Count, reference_qsearch
 from test_captures import listed, reference_quiet_checks
@@ -36,13 +35,6 @@ NO_BUDGET = 1 << 62
 def ep_of(board: chess.Board) -> int:
     """The en passant square as the kernels take it (-1: none)."""
     return -1 if board.ep_square is None else board.ep_square
-
-
-def suite_boards(data: Path) -> list[chess.Board]:
-    """Every position of the perft suites (standard and Chess960)."""
-    boards = [case.board() for path in suite_files(data) for case in read_suite(path)]
-    assert len(boards) > 7000 and any(board.chess960 for board in boards)
-    return boards
 
 
 def with_children(boards: list[chess.Board]) -> Iterator[chess.Board]:

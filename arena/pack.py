@@ -41,6 +41,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import hashlib
+import io
 import os
 import struct
 import sys
@@ -302,6 +303,15 @@ def games(raw: bytes, name: str = "<pack>") -> Iterator[str]:
 
 
 # --------------------------------------------------------------------------- files
+def gunzip(data: bytes) -> bytes:
+    """The bytes of a gzip stream of any number of members (OSError, EOFError or zlib.error when it
+    is cut short or corrupt). gzip.decompress copies the rest of its input at every member, which
+    is quadratic in a datagen file's one member a game (52 s for the 37,000 of a 16 MB pack, against
+    0.34 s read through GzipFile, which reads in chunks)."""
+    with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream:
+        return stream.read()
+
+
 def is_pack(data: bytes) -> bool:
     """Whether a file's bytes are a pack (by its header line's name, whatever the version)."""
     return data.startswith(PACK_NAME)
@@ -338,7 +348,7 @@ def unpacked_games(data: bytes, name: str = "<pack>") -> Iterator[str]:
                         f"version {PACK_VERSION}")
     body = data[len(header) + 1:]
     try:
-        raw = gzip.decompress(body) if body else b""
+        raw = gunzip(body) if body else b""
     except (OSError, EOFError, zlib.error) as exc:
         raise PackError(f"{name}: its blocks are cut short or corrupt ({exc})") from None
     return games(raw, name)
@@ -355,7 +365,7 @@ def read_text(data: bytes, name: str) -> str:
     if is_pack(data):
         return unpack(data, name)
     try:
-        return (gzip.decompress(data) if data.startswith(GZIP_MAGIC) else data).decode("utf-8")
+        return (gunzip(data) if data.startswith(GZIP_MAGIC) else data).decode("utf-8")
     except (OSError, EOFError, zlib.error, UnicodeDecodeError) as exc:
         raise PackError(f"{name}: cannot read it as text ({exc})") from None
 

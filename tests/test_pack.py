@@ -8,6 +8,7 @@ import random
 import shlex
 import subprocess
 import sys
+import zlib
 from dataclasses import fields
 from pathlib import Path
 from typing import Optional
@@ -173,6 +174,23 @@ def test_a_cut_corrupt_or_unknown_pack_is_refused() -> None:
     for raw in (record[:-1], b"\x01\x05\x00short", record + b"\x03"):
         with pytest.raises(PackError, match="cut short or corrupt"):
             pack.unpack(PACK_HEADER + gzip.compress(raw), "p")
+
+
+def test_gunzip_reads_every_member_and_refuses_a_broken_stream(tmp_path: Path) -> None:
+    """A stream of many gzip members (datagen writes one a game) reads as gzip.decompress reads it;
+    one cut short, with bytes after it or with a corrupt member is refused, and the trainer says so."""
+    parts = [f"member {number}\n".encode() * (number % 7 + 1) for number in range(3000)]
+    stream = b"".join(gzip.compress(part, mtime=0) for part in parts)
+    assert pack.gunzip(stream) == b"".join(parts) == gzip.decompress(stream)
+    assert pack.gunzip(b"") == b""
+    corrupt = bytearray(stream)
+    corrupt[-8] ^= 0xFF  # the last member's CRC-32
+    for broken in (stream[:-3], stream + b"junk", bytes(corrupt)):
+        with pytest.raises((OSError, EOFError, zlib.error)):
+            pack.gunzip(broken)
+    (tmp_path / "d.txt.gz").write_bytes(bytes(corrupt))
+    with pytest.raises(DataError, match="cannot decode"):
+        load_file(tmp_path / "d.txt.gz", None)
 
 
 # --------------------------------------------------------------------------- garfish datagen

@@ -15,9 +15,9 @@ split is applied in a moment on the next run.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import os
+import zlib
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Callable, Optional, Sequence
@@ -25,7 +25,7 @@ from typing import Callable, Optional, Sequence
 import chess
 import numpy as np
 
-from garfish.arena.pack import PackError, is_pack, unpack
+from garfish.arena.pack import PackError, gunzip, is_pack, unpack
 from garfish.engine.network import (
     CLASSIC_BASE, FEATURES, KING_BUCKET_MAPS, NO_BASE, NO_KING_BUCKETS, feature_index, output_bucket,
 )
@@ -90,7 +90,7 @@ def file_text(data: bytes, name: str = "<data>") -> str:
     if is_pack(data):
         return unpack(data, name)
     if data.startswith(GZIP_MAGIC):
-        data = gzip.decompress(data)
+        data = gunzip(data)
     return data.decode("utf-8")
 
 
@@ -275,7 +275,7 @@ def load_file(path: Path, cache: Optional[Path],
         text = file_text(data, str(path))
     except PackError as error:
         raise DataError(str(error)) from None
-    except (OSError, EOFError, UnicodeDecodeError) as error:
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError) as error:
         raise DataError(f"{path}: cannot decode ({error})") from None
     positions = parse_lines(text.splitlines(), str(path), progress)
     if stored:

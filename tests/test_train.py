@@ -566,3 +566,56 @@ def test_the_splits_batches_are_those_of_the_positions_and_mirrors_made_in_advan
     for name in ("us", "them", "offsets", "bucket", "base"):
         assert torch.equal(getattr(train.batch(order), name), getattr(make_batch(inputs, order), name)), name
     assert (val.base == features(positions.select(keep & held), 8, CLASSIC_BASE, layout).base).all()
+
+
+def autograd_output(model: Any, batch: Any) -> Any:
+    """The model's output as PyTorch's autograd computed it before train.layers (the reference)."""
+    import torch
+    w1 = model.input_weights()
+    us = torch.nn.functional.embedding_bag(batch.us, w1, batch.offsets, mode="sum") + model.b1
+    them = torch.nn.functional.embedding_bag(batch.them, w1, batch.offsets, mode="sum") + model.b1
+    active = torch.cat([us, them], dim=1).clamp(0.0, 1.0)
+    if model.arch.activation == SCRELU:
+        active = active * active
+    out = (active * model.w2[batch.bucket]).sum(dim=1) + model.b2[batch.bucket]
+    return out + (batch.base / model.arch.scale).to(out.dtype) if model.arch.base != NO_BASE else out
+
+
+@pytest.mark.parametrize("activation, buckets, base, layout, hidden", [
+    (SCRELU, 1, CLASSIC_BASE, NO_KING_BUCKETS, 16), (CRELU, 8, NO_BASE, NO_KING_BUCKETS, 12),
+    (SCRELU, 8, CLASSIC_BASE, KING_BUCKETS_4, 16)])
+def test_the_kernels_outputs_and_gradients_are_autograds(torch: Any, lines: list[str], activation: int, buckets: int,
+                                                        base: int, layout: int, hidden: int) -> None:
+    """The Numba passes (train.layers) give the output and every parameter's gradient that autograd
+    gives through PyTorch's own operations, with accumulators on both sides of the clamp's ends (H 12:
+    not a whole number of output_forward's lanes)."""
+    from garfish.train.model import Architecture, Model, make_batch
+    inputs = features(parse_lines(lines), buckets, base, layout=layout)
+    torch.manual_seed(1)
+    model = Model(Architecture(hidden, buckets, activation, base=base, layout=layout))
+    with torch.no_grad():
+        if layout != NO_KING_BUCKETS:
+            model.factor.uniform_(-0.2, 0.2)
+        model.w1.uniform_(-0.2, 0.2)
+        model.b1.uniform_(-0.5, 1.2)
+        model.w2.uniform_(-3.0, 3.0)
+        model.b2.uniform_(-2.0, 2.0)
+    batch = make_batch(inputs, np.random.default_rng(2).permutation(len(lines))[:1000])
+    weights = torch.rand(1000, generator=torch.Generator().manual_seed(3))
+    results = []
+    for output in (model, lambda batch_: autograd_output(model, batch_)):
+        model.zero_grad()
+        out = output(batch)
+        (out * weights).sum().backward()
+        results.append((out.detach().clone(), {name: p.grad.clone() for name, p in model.named_parameters()}))
+    (ours, our_grads), (theirs, their_grads) = results
+    assert torch.allclose(ours, theirs, rtol=1e-5, atol=1e-5)
+    for name, grad in their_grads.items():
+        # float32 sums in another order: rounding, measured against the largest gradient of each
+        assert (our_grads[name] - grad).abs().max() <= 1e-5 * grad.abs().max(), name
+        assert grad.abs().max() > 0.01, name
+    clamped = autograd_output(model, batch)  # both ends reached, so the clamp's gradient is tested
+    with torch.no_grad():
+        w1 = model.input_weights()
+        sums = torch.nn.functional.embedding_bag(batch.us, w1, batch.offsets, mode="sum") + model.b1
+    assert (sums < 0).any() and (sums > 1).any() and ((sums > 0) & (sums < 1)).any() and len(clamped) == 1000

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -21,6 +22,7 @@ from torch import nn
 
 from garfish.engine.network import FEATURES, NO_BASE, NO_KING_BUCKETS, SCRELU, Network, input_count
 from garfish.train.data import Features
+from garfish.train.layers import bag_gradient, output_backward, output_forward
 
 INT16_MAX = 32767
 INT32_MAX = 2**31 - 1
@@ -68,6 +70,51 @@ def make_batch(inputs: Features, rows: np.ndarray) -> Batch:
     return Batch(us, them, offsets, torch.from_numpy(inputs.bucket[rows]), torch.from_numpy(inputs.base[rows]))
 
 
+class _BagSum(torch.autograd.Function):
+    """embedding_bag's sums of W1's rows (index, offsets as its own), W1's gradient by
+    train.layers.bag_gradient."""
+
+    @staticmethod
+    def forward(ctx: Any, index: torch.Tensor, offsets: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+        ctx.save_for_backward(index, offsets)
+        ctx.shape = tuple(weight.shape)
+        return nn.functional.embedding_bag(index, weight, offsets, mode="sum")
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[None, None, torch.Tensor]:
+        index, offsets = ctx.saved_tensors
+        out = np.zeros(ctx.shape, dtype=np.float32)
+        bag_gradient(index.numpy(), offsets.numpy(), grad.contiguous().numpy(), out)
+        return None, None, torch.from_numpy(out)
+
+
+class _Output(torch.autograd.Function):
+    """The output before SCALE from the two sides' sums of W1's rows: b1 added, clamped (squared
+    for SCReLU), dotted with the bucket's W2 row, plus its b2 (train.layers)."""
+
+    @staticmethod
+    def forward(ctx: Any, us: torch.Tensor, them: torch.Tensor, b1: torch.Tensor, w2: torch.Tensor,
+                b2: torch.Tensor, bucket: torch.Tensor, screlu: bool) -> torch.Tensor:
+        us, them = us.detach().contiguous(), them.detach().contiguous()
+        out = np.empty(len(us), dtype=np.float32)
+        output_forward(us.numpy(), them.numpy(), b1.detach().numpy(), w2.detach().numpy(), b2.detach().numpy(),
+                       bucket.numpy(), screlu, out)
+        ctx.save_for_backward(us, them, b1, w2, bucket)
+        ctx.screlu, ctx.buckets = screlu, len(b2)
+        return torch.from_numpy(out)
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
+        us, them, b1, w2, bucket = ctx.saved_tensors
+        d_us, d_them = np.empty(us.shape, dtype=np.float32), np.empty(them.shape, dtype=np.float32)
+        d_b1, d_w2 = np.zeros(b1.shape, dtype=np.float32), np.zeros(w2.shape, dtype=np.float32)
+        d_b2 = np.zeros(ctx.buckets, dtype=np.float32)
+        output_backward(us.numpy(), them.numpy(), b1.detach().numpy(), w2.detach().numpy(), bucket.numpy(),
+                        ctx.screlu, grad.contiguous().numpy(), d_us, d_them, d_b1, d_w2, d_b2)
+        return (torch.from_numpy(d_us), torch.from_numpy(d_them), torch.from_numpy(d_b1), torch.from_numpy(d_w2),
+                torch.from_numpy(d_b2), None, None)
+
+
 class Model(nn.Module):
     """Perspective network: shared W1 [inputs, H] and b1 for both sides, W2 [B, 2H] and b2 [B].
 
@@ -100,12 +147,9 @@ class Model(nn.Module):
         """The output before SCALE (the evaluation is this times SCALE centipawns, the base's
         included), side to move's view."""
         w1 = self.input_weights()
-        us = nn.functional.embedding_bag(batch.us, w1, batch.offsets, mode="sum") + self.b1
-        them = nn.functional.embedding_bag(batch.them, w1, batch.offsets, mode="sum") + self.b1
-        active = torch.cat([us, them], dim=1).clamp(0.0, 1.0)
-        if self.arch.activation == SCRELU:
-            active = active * active
-        out = (active * self.w2[batch.bucket]).sum(dim=1) + self.b2[batch.bucket]
+        us = _BagSum.apply(batch.us, batch.offsets, w1)
+        them = _BagSum.apply(batch.them, batch.offsets, w1)
+        out = _Output.apply(us, them, self.b1, self.w2, self.b2, batch.bucket, self.arch.activation == SCRELU)
         if self.arch.base != NO_BASE:
             out = out + (batch.base / self.arch.scale).to(out.dtype)
         return out

@@ -6,7 +6,7 @@ Both ask the same engine (one thread, 16 MB hash) for a move in the same positio
 from the start, seeded); the raw pipe writes `position fen ...` and `go nodes N` and reads up to
 `bestmove`, the client calls `SimpleEngine.play` as `garfish datagen` and `garfish match` do. The
 rounds alternate the two; milliseconds a move are printed for each. The difference is what the
-client costs a move (docs/training.md: what bounds the generation of training data).
+client costs a move (docs/data.md: what bounds the generation of training data).
 """
 
 from __future__ import annotations

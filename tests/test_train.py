@@ -619,3 +619,19 @@ def test_the_kernels_outputs_and_gradients_are_autograds(torch: Any, lines: list
         w1 = model.input_weights()
         sums = torch.nn.functional.embedding_bag(batch.us, w1, batch.offsets, mode="sum") + model.b1
     assert (sums < 0).any() and (sums > 1).any() and ((sums > 0) & (sums < 1)).any() and len(clamped) == 1000
+
+
+@pytest.mark.parametrize("layout", [NO_KING_BUCKETS, KING_BUCKETS_4])
+def test_a_batch_lays_out_each_rows_features_in_order(torch: Any, lines: list[str], layout: int) -> None:
+    """make_batch's flat features and offsets (train.layers.flatten) are those PyTorch's boolean mask
+    of the padded rows gave, for rows in any order, repeated ones included."""
+    from garfish.train.model import make_batch
+    inputs = features(parse_lines(lines), 8, CLASSIC_BASE, layout=layout)
+    rows = np.random.default_rng(4).integers(0, len(lines), 700)
+    batch = make_batch(inputs, rows)
+    count = torch.from_numpy(inputs.count[rows])
+    used = torch.arange(inputs.us.shape[1]) < count[:, None]
+    assert torch.equal(batch.offsets, torch.cumsum(count, 0) - count)
+    assert torch.equal(batch.us, torch.from_numpy(inputs.us[rows]).long()[used])
+    assert torch.equal(batch.them, torch.from_numpy(inputs.them[rows]).long()[used])
+    assert torch.equal(batch.bucket, torch.from_numpy(inputs.bucket[rows])) and len(set(rows.tolist())) < len(rows)

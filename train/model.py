@@ -22,7 +22,7 @@ from torch import nn
 
 from garfish.engine.network import FEATURES, NO_BASE, NO_KING_BUCKETS, SCRELU, Network, input_count
 from garfish.train.data import Features
-from garfish.train.layers import bag_gradient, output_backward, output_forward
+from garfish.train.layers import bag_gradient, flatten, output_backward, output_forward
 
 INT16_MAX = 32767
 INT32_MAX = 2**31 - 1
@@ -62,12 +62,14 @@ class Batch:
 
 def make_batch(inputs: Features, rows: np.ndarray) -> Batch:
     """The batch of the given rows of the feature arrays."""
-    count = torch.from_numpy(inputs.count[rows])
-    offsets = torch.cumsum(count, 0) - count
-    used = torch.arange(inputs.us.shape[1]) < count[:, None]
-    us = torch.from_numpy(inputs.us[rows]).long()[used]
-    them = torch.from_numpy(inputs.them[rows]).long()[used]
-    return Batch(us, them, offsets, torch.from_numpy(inputs.bucket[rows]), torch.from_numpy(inputs.base[rows]))
+    rows = np.asarray(rows, dtype=np.int64)
+    count = inputs.count[rows].astype(np.int64)
+    offsets = np.cumsum(count) - count
+    us, them = np.empty(int(count.sum()), dtype=np.int64), np.empty(int(count.sum()), dtype=np.int64)
+    flatten(inputs.us, rows, offsets, us)
+    flatten(inputs.them, rows, offsets, them)
+    return Batch(torch.from_numpy(us), torch.from_numpy(them), torch.from_numpy(offsets),
+                 torch.from_numpy(inputs.bucket[rows]), torch.from_numpy(inputs.base[rows]))
 
 
 class _BagSum(torch.autograd.Function):

@@ -587,7 +587,9 @@ class Run:
                     try:
                         self.handle(*results.get(timeout=POLL_SECONDS))
                     except queue.Empty:
-                        if not any(process.is_alive() for process in processes):
+                        # A SIGTERM to the whole process group (timeout, a service manager) ends the
+                        # workers too: a stop, not an error, once this process has had its own.
+                        if not stop[0] and not any(process.is_alive() for process in processes):
                             state.error = "all worker processes exited early"
                         continue
                     self.feed(tasks)

@@ -303,16 +303,19 @@ def test_adjudication_after_ply_20_and_the_ply_limit(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc to find the worker processes")
-@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGINT], ids=["kill-9", "ctrl-c"])
-def test_an_interrupted_run_resumes_without_duplicates(tmp_path: Path, signum: int) -> None:
-    """Interrupted after two games (kill -9, or Ctrl-C), and with a torn write left at the end of OUT, the
-    same command finishes the run; OUT then holds exactly the games of an uninterrupted run."""
+@pytest.mark.parametrize("signum, group", [(signal.SIGKILL, False), (signal.SIGINT, False), (signal.SIGTERM, True)],
+                         ids=["kill-9", "ctrl-c", "sigterm-to-the-group"])
+def test_an_interrupted_run_resumes_without_duplicates(tmp_path: Path, signum: int, group: bool) -> None:
+    """Interrupted after two games (kill -9, Ctrl-C, or SIGTERM to the whole process group as `timeout`
+    sends it, which reaches the workers too), and with a torn write left at the end of OUT, the same
+    command finishes the run; OUT then holds exactly the games of an uninterrupted run."""
     book = write_book(tmp_path / "book.epd", OPENINGS)
     out = tmp_path / "out.txt.gz"
     slow = scripted("--play", "random", "--delay", "0.03", "--log", str(tmp_path / "engine.log"))
     common = ["--openings", str(book), "--random-plies", "2", "--max-plies", "30", "--games", "6", "-j", "2"]
     command = [sys.executable, "-m", "garfish.uci", "datagen", str(out), "--engine", slow, *common, "--no-progress"]
-    proc = subprocess.Popen(command, cwd=str(ROOT), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(command, cwd=str(ROOT), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=group)
     sidecar = datagen.sidecar_path(out)
     deadline = time.monotonic() + 60
     while not (sidecar.exists() and len(sidecar.read_text().splitlines()) >= 3):
@@ -320,11 +323,14 @@ def test_an_interrupted_run_resumes_without_duplicates(tmp_path: Path, signum: i
         time.sleep(0.05)
     workers = children(proc.pid)
     helpers = workers + [pid for worker in workers for pid in children(worker)]  # and the engines
-    os.kill(proc.pid, signum)
+    if group:
+        os.killpg(proc.pid, signum)
+    else:
+        os.kill(proc.pid, signum)
     stdout, stderr = proc.communicate(timeout=60)
     assert wait_gone(helpers, 15) == []  # workers and engines end with the run, even after kill -9
-    if signum == signal.SIGINT:
-        assert proc.returncode == 130 and "interrupted" in stderr
+    if signum != signal.SIGKILL:
+        assert proc.returncode == 130 and "interrupted" in stderr and "exited early" not in stderr, stderr
     done = len(recorded(out))
     assert 2 <= done < 6
     # Whole games only; after kill -9 a game may have been written but not yet recorded (the rerun cuts it).

@@ -635,3 +635,21 @@ def test_a_batch_lays_out_each_rows_features_in_order(torch: Any, lines: list[st
     assert torch.equal(batch.us, torch.from_numpy(inputs.us[rows]).long()[used])
     assert torch.equal(batch.them, torch.from_numpy(inputs.them[rows]).long()[used])
     assert torch.equal(batch.bucket, torch.from_numpy(inputs.bucket[rows])) and len(set(rows.tolist())) < len(rows)
+
+
+def test_in_check_is_python_chess_is_check(lines: list[str]) -> None:
+    """The parsed in-check flag is python-chess's, on the games' positions and on made-up boards
+    with no king, or two, for the side to move (python-chess looks at the highest one)."""
+    positions = parse_lines(lines)
+    assert positions.in_check.tolist() == [chess.Board(line.split(";")[0]).is_check() for line in lines]
+    assert positions.in_check.sum() > 20
+    odd = ["8/8/8/8/8/8/3r4/K7 w - - 0 1", "K6k/8/8/8/8/8/8/K6r w - - 0 1", "K6r/8/8/8/8/8/8/K6k w - - 0 1",
+           "8/8/8/8/8/5n2/8/4K2K w - - 0 1", "4k3/8/8/8/8/8/8/4K2q b - - 0 1"]
+    made = parse_lines([f"{fen};0;a1a2;0.5" for fen in odd])
+    board = chess.BaseBoard(None)
+    for row, fen in enumerate(odd):
+        board.set_board_fen(fen.split(" ")[0])
+        white = fen.split(" ")[1] == "w"
+        king = board.king(white)
+        assert made.in_check[row] == (king is not None and board.is_attacked_by(not white, king)), fen
+    assert made.in_check.tolist() == [False, False, True, False, False]  # the highest king decides

@@ -213,16 +213,14 @@ def load_bitboards(board: chess.BaseBoard, planes: Sequence[int]) -> None:
 
 
 def _in_check(pieces: np.ndarray, turn: np.ndarray, progress: Optional[Callable[[int], object]]) -> np.ndarray:
-    """Whether the side to move is in check, by python-chess's attack tables on one reused board."""
-    board = chess.BaseBoard(None)
+    """Whether the side to move is in check (train.rows.in_check_rows: python-chess's rule on the
+    bitboards, 58 times as fast as its attack tables on a reused board), told to progress in steps."""
+    from garfish.train.rows import in_check_rows  # Numba: loaded only when asked for
+
     checked = np.zeros(len(turn), dtype=bool)
-    step = 100_000
+    step = 1_000_000
     for start in range(0, len(turn), step):
-        for row, (planes, white) in enumerate(zip(pieces[start:start + step].tolist(),
-                                                  turn[start:start + step].tolist()), start):
-            load_bitboards(board, planes)
-            king = board.king(white)
-            checked[row] = king is not None and board.is_attacked_by(not white, king)
+        in_check_rows(pieces, turn, start, min(start + step, len(turn)), checked)
         if progress:
             progress(min(step, len(turn) - start))
     return checked

@@ -17,7 +17,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from garfish.engine.bits import ONE, U64, lsb, popcount
+from garfish.engine.bits import ONE, U64, lsb, msb, popcount
+from garfish.engine.checks import attackers_kernel
 from garfish.engine.evaluate import FLAG_BITS, evaluate_kernel
 from garfish.engine.network import FEATURES
 
@@ -98,3 +99,23 @@ def classic_rows(pieces, turn, rows, mirror, out):
             kinds[kind] = own | other
         out[i] = evaluate_kernel(kinds[0], kinds[1], kinds[2], kinds[3], kinds[4], kinds[5], black, white,
                                  turn[row]) >> FLAG_BITS
+
+
+@njit(cache=True)
+def in_check_rows(pieces, turn, start, end, out):
+    """Whether the side to move is in check, for rows start to end - 1, as python-chess decides it on
+    the bitboards (BaseBoard.king: the highest square of its kings; none, no check)."""
+    for i in range(start, end):
+        white = black = U64(0)
+        for kind in range(6):
+            white |= U64(pieces[i, kind])
+            black |= U64(pieces[i, kind + 6])
+        kings = U64(pieces[i, 5]) if turn[i] else U64(pieces[i, 11])
+        if not kings:
+            out[i] = False
+            continue
+        king = ONE << U64(msb(kings))
+        out[i] = attackers_kernel(U64(pieces[i, 0] | pieces[i, 6]), U64(pieces[i, 1] | pieces[i, 7]),
+                                  U64(pieces[i, 2] | pieces[i, 8]), U64(pieces[i, 3] | pieces[i, 9]),
+                                  U64(pieces[i, 4] | pieces[i, 10]), U64(pieces[i, 5] | pieces[i, 11]),
+                                  black, white, not turn[i], king) != 0

@@ -653,3 +653,17 @@ def test_in_check_is_python_chess_is_check(lines: list[str]) -> None:
         king = board.king(white)
         assert made.in_check[row] == (king is not None and board.is_attacked_by(not white, king)), fen
     assert made.in_check.tolist() == [False, False, True, False, False]  # the highest king decides
+
+
+def test_positions_filled_file_by_file_are_the_joined_ones(lines: list[str]) -> None:
+    """fill (the trainer's files read again from the cache one at a time) gives concatenate's arrays,
+    games numbered on; a file whose size changed between the two reads is refused."""
+    from garfish.train.data import fill
+    parts = [parse_lines(lines[start:end]) for start, end in ((0, 500), (500, 1300), (1300, len(lines)))]
+    whole, filled = concatenate(parts), fill([len(part) for part in parts], iter(parts))
+    for field in dataclasses.fields(Positions):
+        ours, theirs = getattr(filled, field.name), getattr(whole, field.name)
+        assert ours.dtype == theirs.dtype and np.array_equal(ours, theirs), field.name
+    assert filled.games == sum(part.games for part in parts) > 3
+    with pytest.raises(DataError, match="changed between two reads"):
+        fill([len(parts[0]) + 1], iter(parts[:1]))

@@ -20,7 +20,7 @@ import os
 import zlib
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Callable, Iterable, Optional, Sequence
 
 import chess
 import numpy as np
@@ -80,6 +80,23 @@ def concatenate(parts: Sequence[Positions]) -> Positions:
     joined = {f.name: np.concatenate([getattr(part, f.name) for part in parts]) for f in fields(Positions)}
     joined["game"] = np.concatenate([part.game + offset for part, offset in zip(parts, offsets)])
     return Positions(**joined)
+
+
+def fill(sizes: Sequence[int], parts: Iterable[Positions]) -> Positions:
+    """concatenate()'s positions, made from parts that come one at a time (sizes: how many positions
+    each holds) into arrays made once for the whole: only one part is held beside the whole, not all
+    of them (half the memory for 40 million positions)."""
+    total, whole, at, games = int(sum(sizes)), {}, 0, 0
+    for size, part in zip(sizes, parts):
+        if len(part) != size:
+            raise DataError(f"a file's positions changed between two reads ({size:,}, then {len(part):,})")
+        for f in fields(Positions):
+            column = getattr(part, f.name)
+            if f.name not in whole:
+                whole[f.name] = np.empty((total, *column.shape[1:]), dtype=column.dtype)
+            whole[f.name][at:at + size] = column + games if f.name == "game" else column
+        at, games = at + size, games + part.games
+    return Positions(**whole)
 
 
 # --- Reading a file ---------------------------------------------------------------------------

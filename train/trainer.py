@@ -19,7 +19,7 @@ from garfish.engine.network import (
 )
 from garfish.train.config import PROG, TrainConfig
 from garfish.train.data import (
-    DataError, DataFile, Features, Positions, classic_evaluations, concatenate, could_castle, features, load_file,
+    DataError, DataFile, Features, Positions, classic_evaluations, concatenate, could_castle, features, fill, load_file,
     targets, validation_games,
 )
 from garfish.train.model import (
@@ -86,8 +86,10 @@ def fit_scale(evals: np.ndarray, target: np.ndarray) -> tuple[float, float]:
 
 
 def read_data(config: TrainConfig) -> tuple[list[DataFile], Positions]:
-    """Every input file's positions (from the cache when it has them), reported as they come."""
-    sources, parts = [], []
+    """Every input file's positions (from the cache when it has them), reported as they come, joined."""
+    sources: list[DataFile] = []
+    parts: list[Positions] = []
+    sizes: list[int] = []
     for path in config.files:
         started = time.perf_counter()
         with tqdm(desc=f"parsing {path.name} (in check)", unit=" positions", disable=None, leave=False,
@@ -97,8 +99,14 @@ def read_data(config: TrainConfig) -> tuple[list[DataFile], Positions]:
         say(f"{path}: {len(positions):,} positions, {positions.games:,} games ({how}, "
             f"{time.perf_counter() - started:.1f} s)")
         sources.append(source)
-        parts.append(positions)
-    return sources, concatenate(parts)
+        sizes.append(len(positions))
+        if config.cache is None:  # nowhere to read it again from
+            parts.append(positions)
+        del positions
+    if config.cache is None:
+        return sources, concatenate(parts)
+    # Each file read again from the cache into the whole, so that the files are not all held beside it.
+    return sources, fill(sizes, (load_file(path, config.cache)[1] for path in config.files))
 
 
 def split_data(config: TrainConfig, positions: Positions) -> tuple[Split, Split]:

@@ -299,6 +299,32 @@ def test_the_trainer_reads_a_pack_as_its_text(tmp_path: Path) -> None:
         load_file(packed, None)
 
 
+def test_a_packs_positions_read_from_its_records_are_those_of_its_text() -> None:
+    """train.data.pack_positions (records walked and played in Numba) gives parse_lines' positions of
+    the pack's text, field for field: castling, en passant (a pinned pawn's too), promotions, games
+    across records (a game whose RESULT changes midway is two records and one game), blocks of any
+    size; where it cannot be sure it answers None and the text path decides."""
+    from garfish.train.data import pack_positions, parse_lines
+    games = random_games(200, seed=12) + [random_game(random.Random(13), PINNED, "1", 20)]
+    split = random_game(random.Random(14), STARTS[1], "1", 40)
+    games.append(split[:15] + [line[:line.rindex(";")] + ";0" for line in split[15:]])
+    text = text_of(games)
+    for block_bytes in (pack.BLOCK_BYTES, 300):
+        data = pack.pack(list(pack.records(text)), block_bytes)
+        fast = pack_positions(data)
+        assert fast is not None
+        slow = parse_lines(pack.unpack(data).splitlines())
+        for field in fields(Positions):
+            ours, theirs = getattr(fast, field.name), getattr(slow, field.name)
+            assert ours.dtype == theirs.dtype and np.array_equal(ours, theirs), field.name
+    assert fast.games == len(games) and fast.noisy.any() and fast.in_check.any()
+    record = next(pack.records(f"{chess.STARTING_FEN};0;e2e4;1\n"))
+    knight_to_pawn = record[:-3] + (12 | 28 << 6 | 1 << 12).to_bytes(2, "little") + record[-1:]  # e2e4, type 1
+    for data in (PACK_HEADER + gzip.compress(knight_to_pawn), PACK_HEADER + gzip.compress(record[:-1]),
+                 PACK_HEADER + b"\x1f\x8b broken", PACK_HEADER):
+        assert pack_positions(data) is None
+
+
 def test_the_trainer_refuses_a_folder_with_a_file_and_its_pack(tmp_path: Path,
                                                                capsys: pytest.CaptureFixture[str]) -> None:
     text = text_of(random_games(2, seed=11))

@@ -25,7 +25,7 @@ from typing import Callable, Iterable, Optional, Sequence
 import chess
 import numpy as np
 
-from garfish.arena.pack import PackError, gunzip, is_pack, unpack
+from garfish.arena.pack import PACK_HEADER, PackError, Position, gunzip, is_pack, unpack
 from garfish.engine.network import (
     CLASSIC_BASE, FEATURES, KING_BUCKET_MAPS, NO_BASE, NO_KING_BUCKETS, feature_index, output_bucket,
 )
@@ -43,6 +43,10 @@ PROMOTIONS = b"nbrq"  # the UCI promotion letters
 # str.translate table turning a FEN placement into 64 characters, a8 first, '.' for empty.
 EXPAND = str.maketrans({**{str(n): "." * n for n in range(1, 9)}, "/": None})
 FEN_ORDER = np.arange(64) ^ 56  # the FEN's i-th square (a8, b8, ..., h1) is python-chess's square i ^ 56
+# A promotion's piece by the side to move (0 Black, 1 White) and a pack's piece type (2 knight ...
+# 5 queen), as pack.PROMOTED; and the UCI letter of each type, as _parse_moves reads it.
+PACK_PROMOTED = np.array([[0, 0] + [ord(c) for c in "nbrq"], [0, 0] + [ord(c) for c in "NBRQ"]], dtype=np.uint8)
+PACK_LETTERS = np.array([0, 0] + [ord(c) for c in "nbrq"], dtype=np.int64)
 
 
 class DataError(ValueError):
@@ -144,10 +148,6 @@ def parse_lines(lines: Sequence[str], name: str = "<data>",
         if len(text) != 64 or text.strip(PLANES.decode() + "."):
             raise DataError(f"{name}:{number}: bad piece placement {placement[number - 1]!r}")
     board = np.frombuffer("".join(expanded).encode("ascii"), dtype=np.uint8).reshape(-1, 64)[:, FEN_ORDER]
-    pieces = np.empty((len(rows), len(PLANES)), dtype=np.uint64)
-    for plane, symbol in enumerate(PLANES):
-        bits = np.packbits(board == symbol, axis=1, bitorder="little")
-        pieces[:, plane] = np.ascontiguousarray(bits).view("<u8")[:, 0]
 
     turn_array = np.array(turns, dtype=np.str_)
     bad = np.flatnonzero((turn_array != "w") & (turn_array != "b"))
@@ -163,7 +163,19 @@ def parse_lines(lines: Sequence[str], name: str = "<data>",
         number = [value.strip() for value in results].index(error.args[0]) + 1
         raise DataError(f"{name}:{number}: result {error.args[0]!r} is not 1, 0.5 or 0") from None
 
-    move = _parse_moves(bests, name)
+    return positions_of(board, turn, halfmove, fullmove, score, result, _parse_moves(bests, name), progress)
+
+
+def positions_of(board: np.ndarray, turn: np.ndarray, halfmove: np.ndarray, fullmove: np.ndarray, score: np.ndarray,
+                 result: np.ndarray, move: np.ndarray, progress: Optional[Callable[[int], object]] = None) -> Positions:
+    """The positions of rows given as a text file's columns: each board (uint8 [N, 64], python-chess's
+    square order, PLANES letters and "." for empty), side to move, clocks, SCORE, RESULT and BEST
+    (_parse_moves' [N, 3]); their bitboards, games (a row continues the row before's game when it
+    is that position after its move), in-check and noisy flags."""
+    pieces = np.empty((len(board), len(PLANES)), dtype=np.uint64)
+    for plane, symbol in enumerate(PLANES):
+        bits = np.packbits(board == symbol, axis=1, bitorder="little")
+        pieces[:, plane] = np.ascontiguousarray(bits).view("<u8")[:, 0]
     noisy, zeroing, after = _apply_moves(board, turn, move)
     # Row i continues row i - 1's game when it is that position after its move.
     follows = ((after[:-1] == board[1:]).all(axis=1) & (turn[1:] != turn[:-1])
@@ -172,6 +184,64 @@ def parse_lines(lines: Sequence[str], name: str = "<data>",
     game = np.cumsum(np.concatenate([[True], ~follows])) - 1
     in_check = _in_check(pieces, turn, progress)
     return Positions(pieces, turn, score, result, game.astype(np.int64), in_check, noisy)
+
+
+def pack_positions(data: bytes, progress: Optional[Callable[[int], object]] = None) -> Optional[Positions]:
+    """A pack file's positions read straight from its records, or None where its text must decide.
+
+    The text of a pack is made by playing each record's moves from its first FEN (pack.Position) and
+    writing every position as a FEN line, which parse_lines reads back into boards. Here the records
+    are walked in Numba (train.rows.scan_records), each record's first FEN is read once, and its
+    moves are played on the 64-square board as pack.Position.push plays them (play_records); the
+    columns so made go through positions_of as the text's do, so the positions are the text path's,
+    field for field (tests/test_train.py), in a fraction of its time. None, for the text path to
+    decide with its exact error or positions: broken blocks, a record cut short, a first FEN that
+    pack.Position does not read or that a text line would not carry as it is, a promotion code
+    outside n, b, r, q."""
+    from garfish.train.rows import play_records, scan_records  # Numba: loaded only when asked for
+
+    if not data.startswith(PACK_HEADER) or not is_pack(data):
+        return None
+    body = data[len(PACK_HEADER):]
+    try:
+        raw = np.frombuffer(gunzip(body) if body else b"", dtype=np.uint8)
+    except (OSError, EOFError, zlib.error):
+        return None
+    most = max(1, len(raw) // 6)  # a record takes 6 bytes at least
+    starts, fens, plies, codes_at, scores_at = (np.empty(most, dtype=np.int64) for _ in range(5))
+    results = np.empty(most, dtype=np.int8)
+    count = scan_records(raw, starts, fens, plies, codes_at, scores_at, results)
+    if count <= 0:
+        return None
+    first = np.empty((count, 64), dtype=np.uint8)
+    white = np.empty(count, dtype=np.bool_)
+    halfmoves, fullmoves = np.empty(count, dtype=np.int64), np.empty(count, dtype=np.int64)
+    for r in range(count):
+        fen_bytes = raw[fens[r]:codes_at[r] - 2].tobytes()
+        try:
+            fen = fen_bytes.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        # A FEN the text's lines would not carry as it is (a ";" or a line break in its en passant
+        # field, which pack.Position does not check), or that pack.Position does not read.
+        if not (fen.isascii() and fen.isprintable() and ";" not in fen) or Position.from_fen(fen) is None:
+            return None
+        placement, side, _castling, _ep, half, full = fen.split(" ")
+        expanded = placement.translate(EXPAND)
+        if len(expanded) != 64 or expanded.strip(PLANES.decode() + "."):
+            return None
+        first[r] = np.frombuffer(expanded.encode("ascii"), dtype=np.uint8)[FEN_ORDER]
+        white[r], halfmoves[r], fullmoves[r] = side == "w", int(half), int(full)
+    total = int(plies[:count].sum())
+    board = np.empty((total, 64), dtype=np.uint8)
+    turn = np.empty(total, dtype=np.bool_)
+    halfmove, fullmove = np.empty(total, dtype=np.int64), np.empty(total, dtype=np.int64)
+    score, result = np.empty(total, dtype=np.int64), np.empty(total, dtype=np.int8)
+    move = np.empty((total, 3), dtype=np.int64)
+    if not play_records(raw, count, plies, codes_at, scores_at, results, first, white, halfmoves, fullmoves,
+                        PACK_PROMOTED, PACK_LETTERS, board, turn, halfmove, fullmove, score, result, move):
+        return None
+    return positions_of(board, turn, halfmove, fullmove, score.astype(np.int32), result, move, progress)
 
 
 def _parse_moves(bests: Sequence[str], name: str) -> np.ndarray:
@@ -286,13 +356,15 @@ def load_file(path: Path, cache: Optional[Path],
     if stored and stored.is_file():
         with np.load(stored) as arrays:
             return source, Positions(**{f.name: arrays[f.name] for f in fields(Positions)}), True
-    try:
-        text = file_text(data, str(path))
-    except PackError as error:
-        raise DataError(str(error)) from None
-    except (OSError, EOFError, zlib.error, UnicodeDecodeError) as error:
-        raise DataError(f"{path}: cannot decode ({error})") from None
-    positions = parse_lines(text.splitlines(), str(path), progress)
+    positions = pack_positions(data, progress) if is_pack(data) else None
+    if positions is None:  # text, or a pack whose text must decide
+        try:
+            text = file_text(data, str(path))
+        except PackError as error:
+            raise DataError(str(error)) from None
+        except (OSError, EOFError, zlib.error, UnicodeDecodeError) as error:
+            raise DataError(f"{path}: cannot decode ({error})") from None
+        positions = parse_lines(text.splitlines(), str(path), progress)
     if stored:
         stored.parent.mkdir(parents=True, exist_ok=True)
         partial = stored.with_suffix(f".{os.getpid()}.tmp.npz")

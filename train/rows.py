@@ -119,3 +119,101 @@ def in_check_rows(pieces, turn, start, end, out):
                                   U64(pieces[i, 2] | pieces[i, 8]), U64(pieces[i, 3] | pieces[i, 9]),
                                   U64(pieces[i, 4] | pieces[i, 10]), U64(pieces[i, 5] | pieces[i, 11]),
                                   black, white, not turn[i], king) != 0
+
+
+# --------------------------------------------------------------------------- packs
+# A pack's records (garfish.arena.pack) walked and played without their text: train.data.pack_positions.
+EMPTY_SQUARE = ord(".")
+PAWN_LETTERS, KING_LETTERS = (ord("P"), ord("p")), (ord("K"), ord("k"))
+
+
+@njit(cache=True)
+def scan_records(raw, starts, fens, plies, codes_at, scores_at, results):
+    """Walk the records of a pack's decompressed bytes: each one's start, FEN bytes' offset, plies,
+    offsets of its move codes and of its varint scores, and result code. The number of records,
+    or -1 when they are cut short, hold a record of no ply, more than the arrays hold, or a result code that is none."""
+    at, size, count = np.int64(0), raw.shape[0], 0
+    while at < size:
+        if count == starts.shape[0] or at + 3 > size:
+            return -1
+        if raw[at] > 2:  # no result code
+            return -1
+        starts[count] = at
+        results[count] = raw[at]
+        length = np.int64(raw[at + 1]) | (np.int64(raw[at + 2]) << 8)
+        fens[count] = at + 3
+        at += 3 + length
+        if at + 2 > size:
+            return -1
+        n = np.int64(raw[at]) | (np.int64(raw[at + 1]) << 8)
+        if n == 0:
+            return -1
+        plies[count] = n
+        codes_at[count] = at + 2
+        at += 2 + 2 * n
+        scores_at[count] = at
+        for _ in range(n):
+            while True:
+                if at >= size:
+                    return -1
+                byte = raw[at]
+                at += 1
+                if byte < 0x80:
+                    break
+        count += 1
+    return count
+
+
+@njit(cache=True)
+def play_records(raw, count, plies, codes_at, scores_at, results, first, white, halfmoves, fullmoves, promoted,
+                 letters, board, turn, halfmove, fullmove, score, result, move):
+    """Every record's rows: its first board (first[r], 64 squares in python-chess's order), then each
+    move made as pack.Position.push makes it (the rook beside a king that moves two files, the pawn
+    taken en passant, the promotion in the mover's colour, the clocks); the scores from their
+    zigzag varints. False when a promotion code is none of n, b, r, q (the text path decides)."""
+    row = 0
+    for r in range(count):
+        square = first[r].copy()
+        side, half, full = white[r], halfmoves[r], fullmoves[r]
+        at = scores_at[r]
+        value = np.int64(0)
+        for ply in range(plies[r]):
+            code = np.int64(raw[codes_at[r] + 2 * ply]) | (np.int64(raw[codes_at[r] + 2 * ply + 1]) << 8)
+            origin, target, kind = code & 63, (code >> 6) & 63, code >> 12
+            if kind == 1 or kind > 5:
+                return False
+            delta, shift = np.int64(0), 0
+            while True:
+                byte = np.int64(raw[at])
+                at += 1
+                delta |= (byte & 0x7F) << shift
+                if byte < 0x80:
+                    break
+                shift += 7
+            value += (delta >> 1) if not delta & 1 else -((delta + 1) >> 1)
+            board[row] = square
+            turn[row], halfmove[row], fullmove[row] = side, half, full
+            score[row], result[row] = value, results[r]
+            move[row, 0], move[row, 1], move[row, 2] = origin, target, letters[kind]
+            row += 1
+            # pack.Position.push
+            piece = square[origin]
+            capture = square[target] != EMPTY_SQUARE
+            pawn = piece == PAWN_LETTERS[0] or piece == PAWN_LETTERS[1]
+            if pawn and (origin ^ target) & 7 and not capture:
+                square[(origin & ~7) | (target & 7)] = EMPTY_SQUARE
+                capture = True
+            if (piece == KING_LETTERS[0] or piece == KING_LETTERS[1]) and abs((origin & 7) - (target & 7)) == 2:
+                rank = origin & ~7
+                if target & 7 == 6:
+                    rook_from, rook_to = rank + 7, rank + 5
+                else:
+                    rook_from, rook_to = rank, rank + 3
+                square[rook_to] = square[rook_from]
+                square[rook_from] = EMPTY_SQUARE
+            square[origin] = EMPTY_SQUARE
+            square[target] = promoted[1 if side else 0, kind] if kind else piece
+            half = 0 if pawn or capture else half + 1
+            full += not side
+            side = not side
+    return True

@@ -1,16 +1,17 @@
 """Training positions: reading, caching, filtering, the split by game and the network's features.
 
 Input files hold one position a line, `FEN;SCORE;BEST;RESULT` (gzip-compressed or plain, or
-packed as games: garfish.arena.pack, read as the text it unpacks to): SCORE in centipawns and
+packed as games: garfish.arena.pack, read as the positions of the text it unpacks to): SCORE in centipawns and
 RESULT (1, 0.5, 0) from White's side, BEST the move played in UCI notation (see
 ../shared/data/train/README.md). A line starts a new game when its position is not
 the previous line's after that line's BEST move: the pieces, the side to move and both move
 counters are compared (castling rights and the en passant square are not).
 
-Parsing is vectorised where it can be (the piece placement, the moves, the game boundaries); only
-the in-check test walks the positions one by one, through python-chess. The parsed arrays of a
-file are cached as .npz under the SHA-256 of the file's bytes, unfiltered, so that any filter or
-split is applied in a moment on the next run.
+Parsing text is vectorised where it can be (the piece placement, the moves, the game boundaries);
+the in-check test is a Numba kernel (train.rows). A pack is read from its records, its moves
+played on the board in Numba, not through its text (pack_positions). The parsed arrays of a file
+are cached as .npz under the SHA-256 of the file's bytes, unfiltered, so that any filter or split
+is applied in a moment on the next run.
 """
 
 from __future__ import annotations

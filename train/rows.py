@@ -1,5 +1,6 @@
 """The trainer's per-position work in Numba: a batch's network inputs and base evaluations, made
-from the positions' bitboards when the batch is needed.
+from the positions' bitboards when the batch is needed; the in-check flag of parsed positions; a
+pack's records walked and their moves played (train.data.pack_positions).
 
 A training run keeps its positions once (112 bytes each) and, for each side of the split, which
 rows it uses and whether each is the row's file mirror (train.data.Split): 40 million positions

@@ -114,3 +114,36 @@ def flatten(table, rows, offsets, out):
         row = rows[i]
         for j in range(end - offsets[i]):
             out[offsets[i] + j] = table[row, j]
+
+
+@njit(cache=True)
+def integer_rows(w1, b1, w2, b2, us, them, bucket, rows, qa, qb, scale, screlu, out):
+    """engine.network.forward's integer evaluation (centipawns, side to move, the base not added) of
+    rows[i] of the padded feature tables (us, them: [N, 32], negative after the last), into out[i]:
+    each side's accumulator b1 plus its features' W1 rows, clamped to [0, QA] (squared and the sum
+    floor-divided by QA for SCReLU), dotted with the bucket's W2 row, plus b2, times SCALE
+    floor-divided by QA * QB. All in int64, so exactly the engine's numbers."""
+    hidden = b1.shape[0]
+    accumulator = np.empty(2 * hidden, dtype=np.int64)
+    for i in range(rows.shape[0]):
+        row, b = rows[i], bucket[rows[i]]
+        for h in range(hidden):
+            accumulator[h] = b1[h]
+            accumulator[hidden + h] = b1[h]
+        for j in range(us.shape[1]):
+            feature = us[row, j]
+            if feature >= 0:  # not PAD
+                for h in range(hidden):
+                    accumulator[h] += w1[feature, h]
+        for j in range(them.shape[1]):
+            feature = them[row, j]
+            if feature >= 0:
+                for h in range(hidden):
+                    accumulator[hidden + h] += w1[feature, h]
+        total = np.int64(0)
+        for h in range(2 * hidden):
+            value = min(max(accumulator[h], np.int64(0)), np.int64(qa))
+            total += (value * value if screlu else value) * np.int64(w2[b, h])
+        if screlu:
+            total = total // qa
+        out[i] = (total + np.int64(b2[b])) * scale // (qa * qb)

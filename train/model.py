@@ -22,7 +22,7 @@ from torch import nn
 
 from garfish.engine.network import FEATURES, NO_BASE, NO_KING_BUCKETS, SCRELU, Network, input_count
 from garfish.train.data import Features
-from garfish.train.layers import bag_gradient, flatten, output_backward, output_forward
+from garfish.train.layers import bag_gradient, flatten, integer_rows, output_backward, output_forward
 
 INT16_MAX = 32767
 INT32_MAX = 2**31 - 1
@@ -188,36 +188,18 @@ def quantize(model: Model, description: str = "") -> Network:
                    description, arch.base, arch.layout)
 
 
-def integer_forward(network: Network, inputs: Features, rows: np.ndarray, chunk: int = 2048) -> torch.Tensor:
-    """engine.network.forward's evaluation (centipawns, side to move) of the given rows, in int64
-    tensors: the accumulators summed from W1's integer rows, clamped to [0, QA], (squared and
-    floor-divided by QA for SCReLU) dotted with W2, plus b2, times SCALE floor-divided by QA * QB,
-    plus the base evaluation of a network that has one (inputs.base)."""
-    w1 = torch.from_numpy(np.vstack([network.w1, np.zeros((1, network.hidden), np.int16)]).astype(np.int64))
-    b1 = torch.from_numpy(network.b1.astype(np.int64))
-    w2 = torch.from_numpy(network.w2.astype(np.int64))
-    b2 = torch.from_numpy(network.b2.astype(np.int64))
-    padding = network.w1.shape[0]  # the zero row appended to W1
-    results = []
-    for start in range(0, len(rows), chunk):
-        part = rows[start:start + chunk]
-        sides = []
-        for table in (inputs.us, inputs.them):
-            index = torch.from_numpy(table[part]).long()
-            index[index < 0] = padding
-            sides.append((w1[index].sum(dim=1) + b1).clamp(0, network.qa))
-        active = torch.cat(sides, dim=1)
-        bucket = torch.from_numpy(inputs.bucket[part])
-        if network.activation == SCRELU:
-            total = torch.div((active * active * w2[bucket]).sum(dim=1), network.qa, rounding_mode="floor")
-        else:
-            total = (active * w2[bucket]).sum(dim=1)
-        out = total + b2[bucket]
-        score = torch.div(out * network.scale, network.qa * network.qb, rounding_mode="floor")
-        if network.base != NO_BASE:
-            score = score + torch.from_numpy(inputs.base[part])
-        results.append(score)
-    return torch.cat(results) if results else torch.zeros(0, dtype=torch.int64)
+def integer_forward(network: Network, inputs: Features, rows: np.ndarray) -> torch.Tensor:
+    """engine.network.forward's evaluation (centipawns, side to move) of the given rows, as int64:
+    train.layers.integer_rows (the accumulators summed from W1's integer rows, clamped to [0, QA],
+    squared and floor-divided by QA for SCReLU, dotted with W2, plus b2, times SCALE floor-divided
+    by QA * QB), plus the base evaluation of a network that has one (inputs.base)."""
+    rows = np.asarray(rows, dtype=np.int64)
+    out = np.empty(len(rows), dtype=np.int64)
+    integer_rows(network.w1, network.b1, network.w2, network.b2, inputs.us, inputs.them, inputs.bucket, rows,
+                 network.qa, network.qb, network.scale, network.activation == SCRELU, out)
+    if network.base != NO_BASE:
+        out += inputs.base[rows]
+    return torch.from_numpy(out)
 
 
 def merge_models(members: list[Model]) -> Model:

@@ -17,6 +17,8 @@ repeats byte for byte; the float sums run in another order than PyTorch's, so th
 with autograd's to float rounding (tests/test_train.py), not bit for bit.
 
 The clamp's gradient follows torch.clamp's: it passes where 0 <= x <= 1, the ends included.
+`integer_rows` is the quantized network's integer pass (engine.network.forward's numbers), with which
+a run measures its quantized network on the validation positions.
 Loaded only by the trainer (Numba compiles these on first use and caches them).
 """
 

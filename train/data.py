@@ -195,7 +195,7 @@ def pack_positions(data: bytes, progress: Optional[Callable[[int], object]] = No
     are walked in Numba (train.rows.scan_records), each record's first FEN is read once, and its
     moves are played on the 64-square board as pack.Position.push plays them (play_records); the
     columns so made go through positions_of as the text's do, so the positions are the text path's,
-    field for field (tests/test_train.py), in a fraction of its time. None, for the text path to
+    field for field (tests/test_pack.py), in a fraction of its time. None, for the text path to
     decide with its exact error or positions: broken blocks, a record cut short, a first FEN that
     pack.Position does not read or that a text line would not carry as it is, a promotion code
     outside n, b, r, q."""
@@ -209,9 +209,9 @@ def pack_positions(data: bytes, progress: Optional[Callable[[int], object]] = No
     except (OSError, EOFError, zlib.error):
         return None
     most = max(1, len(raw) // 6)  # a record takes 6 bytes at least
-    starts, fens, plies, codes_at, scores_at = (np.empty(most, dtype=np.int64) for _ in range(5))
+    fens, plies, codes_at, scores_at = (np.empty(most, dtype=np.int64) for _ in range(4))
     results = np.empty(most, dtype=np.int8)
-    count = scan_records(raw, starts, fens, plies, codes_at, scores_at, results)
+    count = scan_records(raw, fens, plies, codes_at, scores_at, results)
     if count <= 0:
         return None
     first = np.empty((count, 64), dtype=np.uint8)

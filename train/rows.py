@@ -129,17 +129,17 @@ PAWN_LETTERS, KING_LETTERS = (ord("P"), ord("p")), (ord("K"), ord("k"))
 
 
 @njit(cache=True)
-def scan_records(raw, starts, fens, plies, codes_at, scores_at, results):
-    """Walk the records of a pack's decompressed bytes: each one's start, FEN bytes' offset, plies,
+def scan_records(raw, fens, plies, codes_at, scores_at, results):
+    """Walk the records of a pack's decompressed bytes: each one's FEN bytes' offset, plies,
     offsets of its move codes and of its varint scores, and result code. The number of records,
-    or -1 when they are cut short, hold a record of no ply, more than the arrays hold, or a result code that is none."""
+    or -1 when they are cut short, hold a record of no ply or a result code that is none, or are
+    more than the arrays hold."""
     at, size, count = np.int64(0), raw.shape[0], 0
     while at < size:
-        if count == starts.shape[0] or at + 3 > size:
+        if count == fens.shape[0] or at + 3 > size:
             return -1
         if raw[at] > 2:  # no result code
             return -1
-        starts[count] = at
         results[count] = raw[at]
         length = np.int64(raw[at + 1]) | (np.int64(raw[at + 2]) << 8)
         fens[count] = at + 3

@@ -20,13 +20,16 @@ game are consecutive: a line starts a new game exactly when its FEN is not the p
 position after the previous line's BEST.
 
 Resuming: game N is drawn from a generator seeded with (seed, N), so a game is the same in every
-run. Each finished game is appended to OUT whole (one write) and then recorded in the sidecar
-OUT.datagen (the settings on its first line, then `GAME OUT-SIZE POSITIONS` a game). A rerun of
-the same command reads the sidecar, cuts OUT back to the size its last game left (an unfinished
-write of an interrupted run), skips the games recorded and plays new numbers until --games games
-are recorded in total; without --seed it takes the sidecar's. An interrupted run (Ctrl-C, SIGTERM,
-kill -9) so loses only the games in progress. Settings that change the games (seed, nodes, the
-opening book's content, random plies, ply limit, adjudication) must match the sidecar's.
+run, and games are written in the order of their numbers (one finished before an older one waits
+for it), so that OUT is the same bytes with any -j (an engine that plays the same moves at the same
+node count, as Stockfish on one thread does). Each finished game is appended to OUT whole (one
+write) and then recorded in the sidecar OUT.datagen (the settings on its first line, then `GAME
+OUT-SIZE POSITIONS` a game). A rerun of the same command reads the sidecar, cuts OUT back to the
+size its last game left (an unfinished write of an interrupted run), skips the games recorded and
+plays new numbers until --games games are recorded in total; without --seed it takes the sidecar's.
+An interrupted run (Ctrl-C, SIGTERM, kill -9) so loses only the games in progress and those
+finished after the oldest of them. Settings that change the games (seed, nodes, the opening book's
+content, random plies, ply limit, adjudication) must match the sidecar's.
 
 Engines: each of the -j worker processes drives its own engine. A game in which the engine dies,
 stalls past --timeout or plays an illegal move is played again from its start by the restarted
@@ -39,6 +42,7 @@ a score is dropped at once (the engine goes on). After 10 dropped games in a row
 from __future__ import annotations
 
 import argparse
+import collections
 import contextlib
 import functools
 import gzip
@@ -516,6 +520,11 @@ class Run:
         self.state = RunState()
         self.starts = game_starts(config, output.done, self.state)
         self.queued = 0  # games sent to the workers and not yet finished or dropped
+        # Games are written in the order of their numbers, whatever order the workers finish them
+        # in, so that -j changes no byte of OUT: the numbers sent, oldest first, and the games that
+        # finished (None: dropped) before an older one.
+        self.sent: collections.deque[int] = collections.deque()
+        self.finished: dict[int, Optional[FinishedGame]] = {}
         self.announced = False
         self.bar = tqdm(total=config.games, initial=len(output.done), unit="game", file=sys.stderr,
                         dynamic_ncols=True, disable=None if config.progress else True)
@@ -523,38 +532,57 @@ class Run:
 
     def feed(self, tasks: Any) -> None:
         """Queue games until each worker has TASKS_PER_WORKER, but never more than are still needed."""
-        needed = self.config.games - len(self.output.done)
+        waiting = sum(game is not None for game in self.finished.values())
+        needed = self.config.games - len(self.output.done) - waiting
         while self.queued < min(TASKS_PER_WORKER * self.config.jobs, needed) and self.state.error is None:
             try:
-                tasks.put(next(self.starts))
+                start = next(self.starts)
             except ValueError as exc:  # no usable opening in the book
                 self.state.error = str(exc)
                 return
+            tasks.put(start)
+            self.sent.append(start.number)
             self.queued += 1
+
+    def write_in_order(self) -> None:
+        """Write the finished games whose older games are all written or dropped."""
+        while self.sent and self.sent[0] in self.finished and self.state.error is None:
+            game = self.finished.pop(self.sent.popleft())
+            if game is not None:
+                self.write(game)
+
+    def write(self, game: FinishedGame) -> None:
+        """Append a finished game to OUT and report it."""
+        state, output = self.state, self.output
+        try:
+            output.append(game)
+        except OSError as exc:
+            state.error = f"cannot write '{output.path}': {exc.strerror or exc}"
+            return
+        state.games, state.positions = state.games + 1, state.positions + game.positions
+        self.bar.update(1)
+        self.bar.set_postfix_str(f"{output.positions:,} positions")
+        if self.bar.disable:
+            self.out(f"game {game.number}: {game.positions} positions, result {game.result} "
+                     f"({game.ending}); {len(output.done)}/{self.config.games} games, "
+                     f"{output.positions:,} positions")
 
     def handle(self, kind: str, payload: Any) -> None:
         """One message from a worker: its engine's name, a finished game, a dropped game or a fatal error."""
-        state, output = self.state, self.output
+        state = self.state
         if kind == "ready" and not self.announced:
             self.announced = True
             self.bar.write(f"engine: {payload}", file=sys.stdout)
         elif kind == "game":
             self.queued -= 1
-            try:
-                output.append(payload)
-            except OSError as exc:
-                state.error = f"cannot write '{output.path}': {exc.strerror or exc}"
-                return
-            state.games, state.positions, state.drops_in_a_row = state.games + 1, state.positions + payload.positions, 0
-            self.bar.update(1)
-            self.bar.set_postfix_str(f"{output.positions:,} positions")
-            if self.bar.disable:
-                self.out(f"game {payload.number}: {payload.positions} positions, result {payload.result} "
-                         f"({payload.ending}); {len(output.done)}/{self.config.games} games, "
-                         f"{output.positions:,} positions")
+            state.drops_in_a_row = 0
+            self.finished[payload.number] = payload
+            self.write_in_order()
         elif kind == "dropped":
             number, reason = payload
             self.queued -= 1
+            self.finished[number] = None
+            self.write_in_order()
             state.dropped += 1
             state.drops_in_a_row += 1
             self.bar.write(f"game {number} dropped: {reason}", file=sys.stdout)
@@ -663,7 +691,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--adjudicate-ply", type=int, default=DEFAULT_ADJUDICATE_PLY, metavar="N",
                         help=f"... in a position after ply N (default {DEFAULT_ADJUDICATE_PLY})")
     parser.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
-                        help="worker processes, one engine each (default 1)")
+                        help="worker processes, one engine each (default 1; OUT is the same bytes with any N)")
     parser.add_argument("--timeout", type=float, default=DEFAULT_STALL_TIMEOUT, metavar="S",
                         help=f"seconds without a bestmove before the engine is killed and the game dropped "
                              f"(default {DEFAULT_STALL_TIMEOUT:g})")

@@ -302,6 +302,24 @@ def test_adjudication_after_ply_20_and_the_ply_limit(tmp_path: Path) -> None:
     assert len(game) == 30 and game[-1][3] == "0.5" and board_after(game[-1]).ply() == 30
 
 
+def test_games_are_written_in_their_numbers_order_so_jobs_change_no_byte(tmp_path: Path) -> None:
+    """-j 1 and -j 3 write the same bytes (a pack): the workers finish games of different lengths in
+    another order than their numbers, and OUT gets them in the order of their numbers."""
+    book = write_book(tmp_path / "book.epd", OPENINGS)
+    common = ["--engine", scripted("--play", "greedy", "--delay", "0.002"), "--openings", str(book),
+              "--random-plies", "3", "--max-plies", "200", "--games", "12", "--seed", "5"]
+    outs = []
+    for jobs in ("1", "3"):
+        out = tmp_path / f"j{jobs}.gfpk"
+        proc = run_datagen(str(out), *common, "-j", jobs)
+        assert proc.returncode == 0, proc.stderr
+        outs.append(out)
+    numbers = [number for number, _, _ in recorded(outs[1])]
+    assert len(numbers) == 12 and numbers == sorted(numbers)
+    assert len({positions for _, _, positions in recorded(outs[1])}) > 3  # games of different lengths
+    assert outs[0].read_bytes() == outs[1].read_bytes()
+
+
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc to find the worker processes")
 @pytest.mark.parametrize("signum, group", [(signal.SIGKILL, False), (signal.SIGINT, False), (signal.SIGTERM, True)],
                          ids=["kill-9", "ctrl-c", "sigterm-to-the-group"])

@@ -667,3 +667,24 @@ def test_positions_filled_file_by_file_are_the_joined_ones(lines: list[str]) -> 
     assert filled.games == sum(part.games for part in parts) > 3
     with pytest.raises(DataError, match="changed between two reads"):
         fill([len(parts[0]) + 1], iter(parts[:1]))
+
+
+def test_the_cache_read_twice_gives_the_same_network_and_an_unwritable_one_is_said(
+        torch: Any, data_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """With a cache the files are read again from it into the whole (train.data.fill): the network is
+    the one trained without a cache. A cache folder that cannot be written is said on stderr and the
+    data read without it (a file stands where the folder should be)."""
+    common = [str(data_file), "--hidden", "8", "--batch-size", "256", "--val-fraction", "0.1", "--epochs", "1"]
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    networks = []
+    for name, cache in (("plain", ["--no-cache"]), ("cached", ["--cache", str(tmp_path / "cache")]),
+                        ("blocked", ["--cache", str(blocked / "cache")])):
+        assert train_main([*common, "-o", str(tmp_path / name), *cache]) == 0
+        (path,) = (tmp_path / name).glob("*.gfnn")
+        networks.append(read_network(path))
+        err = capsys.readouterr().err
+        assert ("cannot write the cache" in err and "reading the data without it" in err) == (name == "blocked"), err
+    assert any((tmp_path / "cache").iterdir())
+    for network in networks[1:]:
+        assert (network.w1 == networks[0].w1).all() and (network.w2 == networks[0].w2).all()

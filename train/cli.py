@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+import tempfile
 from pathlib import Path
 from typing import Optional
 
@@ -131,6 +132,20 @@ def same_data_twice(files: list[Path]) -> str:
     return ""
 
 
+def usable_cache(folder: Path) -> Optional[Path]:
+    """The cache folder, made if need be, or None (said on stderr) when no file can be written there:
+    the data is then read without a cache, as with --no-cache."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as error:
+        print(f"{PROG}: cannot write the cache in {folder} ({error.strerror or error}): reading the data "
+              f"without it", file=sys.stderr)
+        return None
+    return folder
+
+
 def config_from(args: argparse.Namespace, argv: list[str]) -> tuple[Optional[TrainConfig], str]:
     """The run's configuration, or None and what is wrong with the options."""
     checks = [
@@ -160,7 +175,7 @@ def config_from(args: argparse.Namespace, argv: list[str]) -> tuple[Optional[Tra
     missing = [str(path) for path in files + args.merge if not path.is_file()]
     if missing:
         return None, f"not a file: {', '.join(missing)}"
-    cache = None if args.no_cache else (args.cache or default_cache())
+    cache = None if args.no_cache else usable_cache(args.cache or default_cache())
     return TrainConfig(
         files=files, output=args.output, hidden=args.hidden, buckets=args.buckets,
         activation=ACTIVATION_NAMES[args.activation], qa=args.qa, qb=args.qb, scale=args.scale,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import random
 import re
 import signal
 import subprocess
@@ -12,9 +13,10 @@ import sys
 import types
 from pathlib import Path
 
+import chess
 import pytest
 
-from conftest import ENGINE_CMD, OPENINGS_3MOVES, REQUIRE_DATA_ENV, ROOT
+from conftest import ENGINE_CMD, OPENINGS_3MOVES, REQUIRE_DATA_ENV, ROOT, require_train_extra
 
 SCRIPTS = ROOT / "scripts"
 
@@ -287,3 +289,33 @@ def test_bench_calls_counts_a_search_step_and_the_nodes_inside_it() -> None:
     assert int(re.search(r"calls (\d+)", fewer.stdout).group(1)) < calls  # --set reached the search
     wrong = run_script("bench_calls.py", "_no_such_step")
     assert wrong.returncode == 2 and "has no method _no_such_step" in wrong.stderr
+
+
+def test_recipes_trains_each_recipe_once_and_tabulates_its_losses(tmp_path: Path) -> None:
+    """Two recipes trained two at a time, each into its folder with its log, and their table; run
+    again, neither is trained again; a recipe that garfish train refuses is reported as failed."""
+    require_train_extra()
+    data, rng, lines = tmp_path / "games.txt", random.Random(21), []
+    for _ in range(12):  # random games, scored at random: something to fit
+        board, result = chess.Board(), rng.choice(["1", "0.5", "0"])
+        while len(board.move_stack) < 40 and not board.is_game_over():
+            move = rng.choice(list(board.legal_moves))
+            lines.append(f"{board.fen()};{rng.randint(-300, 300)};{move.uci()};{result}\n")
+            board.push(move)
+    data.write_text("".join(lines))
+    out = tmp_path / "screen"
+    recipes = ["--recipe", "small=--hidden 8", "--recipe", "mirror=--hidden 8 --mirror"]
+    common = ["--common", "--epochs 1 --batch-size 256 --val-fraction 0.2 --no-cache"]
+    proc = run_script("recipes.py", "--out", str(out), "--data", str(data), *common, *recipes, "--jobs", "2")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "small: trained" in proc.stdout and "mirror: trained" in proc.stdout
+    rows = [line for line in proc.stdout.splitlines() if line.startswith(("| small", "| mirror"))]
+    assert len(rows) == 2 and all(re.search(r"\| 0\.\d+ / 0\.\d+ \| 0\.\d+ \| \d+ s \|$", row) for row in rows), rows
+    assert "`--hidden 8 --mirror`" in rows[1] and len(list(out.glob("*/nn-*.gfnn"))) == 2
+    again = run_script("recipes.py", "--out", str(out), "--data", str(data), *common, *recipes,
+                       "--recipe", "bad=--hidden 0")
+    assert again.returncode == 1
+    assert "small: already trained, skipped" in again.stdout and "mirror: already trained, skipped" in again.stdout
+    assert "bad: failed (exit 2)" in again.stdout and "--hidden must be" in (out / "bad.log").read_text()
+    summary = run_script("recipes.py", "--out", str(out), "--summary", *recipes)
+    assert summary.returncode == 0 and [line for line in summary.stdout.splitlines() if line in rows] == rows

@@ -6,8 +6,9 @@
 
 Each recipe is `garfish train DATA... -o OUT_DIR/NAME COMMON ARGS`, its output in OUT_DIR/NAME.log;
 --jobs of them run at once (each with the --threads its ARGS or COMMON give, 1 by default). A
-recipe whose folder already holds a network is not trained again, so the same command after an
-interruption trains only what is left (an interrupted run starts again from its first epoch). At
+recipe whose folder already holds a network is not trained again, and one whose folder holds the
+checkpoint of an interrupted run goes on from it (`--resume`, its last finished epoch): the same
+command after an interruption trains only what is left. At
 the end, and with --summary alone, a Markdown table: each recipe's arguments, the validation loss
 of its float and quantized network, its training loss and training time, read from its log. The
 screening of issue 50 (all on the same data, the same split and seed, one thread each):
@@ -74,7 +75,10 @@ def run_all(data: list[str], out: Path, common: list[str], recipes: list[tuple[s
             while waiting and len(running) < jobs:
                 name, args = waiting.pop(0)
                 line = command(data, out, name, common, args)
-                with open(out / f"{name}.log", "wb") as log:
+                checkpoint = out / name / "checkpoint.pt"  # garfish train's, after each epoch
+                if checkpoint.is_file():
+                    line += ["--resume", str(checkpoint)]
+                with open(out / f"{name}.log", "ab") as log:
                     log.write(f"$ {shlex.join(line)}\n".encode())
                     log.flush()
                     running[name] = (subprocess.Popen(line, stdout=log, stderr=subprocess.STDOUT), time.time())
@@ -103,7 +107,9 @@ def summary(out: Path, recipes: list[tuple[str, list[str]]], common: list[str]) 
     for name, args in recipes:
         log = out / f"{name}.log"
         text = log.read_text(errors="replace") if log.is_file() else ""
-        losses, spent = NETWORK_LINE.search(text), TIME_LINE.search(text)
+        # The last run's lines (a log keeps every run of its recipe; a resumed run's time is its own).
+        losses = ([None] + list(NETWORK_LINE.finditer(text)))[-1]
+        spent = ([None] + list(TIME_LINE.finditer(text)))[-1]
         loss = f"{losses[1]} / {losses[2]}" if losses else "-"
         rows.append(f"| {name} | `{shlex.join(args)}` | {loss} | {losses[3] if losses else '-'} | "
                     f"{spent[1] + ' s' if spent else '-'} |")

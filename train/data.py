@@ -43,6 +43,7 @@ RESULTS = {"1": 2, "0.5": 1, "0": 0}  # White's result in half points
 PROMOTIONS = b"nbrq"  # the UCI promotion letters
 # str.translate table turning a FEN placement into 64 characters, a8 first, '.' for empty.
 EXPAND = str.maketrans({**{str(n): "." * n for n in range(1, 9)}, "/": None})
+SQUARE_LETTERS = PLANES.decode() + "."  # what a square of an expanded placement may hold
 FEN_ORDER = np.arange(64) ^ 56  # the FEN's i-th square (a8, b8, ..., h1) is python-chess's square i ^ 56
 # A promotion's piece by the side to move (0 Black, 1 White) and a pack's piece type (2 knight ...
 # 5 queen), as pack.PROMOTED; and the UCI letter of each type, as _parse_moves reads it.
@@ -144,10 +145,12 @@ def parse_lines(lines: Sequence[str], name: str = "<data>",
     placement, turns, _castling, _ep, halfmoves, fullmoves = zip(*(fen.split(" ") for fen in fens))
 
     # The board: 64 bytes a position in python-chess's square order, then 12 bitboards.
-    expanded = [text.translate(EXPAND) for text in placement]
-    for number, text in enumerate(expanded, 1):
-        if len(text) != 64 or text.strip(PLANES.decode() + "."):
-            raise DataError(f"{name}:{number}: bad piece placement {placement[number - 1]!r}")
+    expanded = []
+    for number, text in enumerate(placement, 1):
+        squares = _expanded(text)
+        if squares is None:
+            raise DataError(f"{name}:{number}: bad piece placement {text!r}")
+        expanded.append(squares)
     board = np.frombuffer("".join(expanded).encode("ascii"), dtype=np.uint8).reshape(-1, 64)[:, FEN_ORDER]
 
     turn_array = np.array(turns, dtype=np.str_)
@@ -165,6 +168,12 @@ def parse_lines(lines: Sequence[str], name: str = "<data>",
         raise DataError(f"{name}:{number}: result {error.args[0]!r} is not 1, 0.5 or 0") from None
 
     return positions_of(board, turn, halfmove, fullmove, score, result, _parse_moves(bests, name), progress)
+
+
+def _expanded(placement: str) -> Optional[str]:
+    """A FEN's piece placement as 64 characters, a8 first, "." for empty; None when it is none."""
+    text = placement.translate(EXPAND)
+    return None if len(text) != 64 or text.strip(SQUARE_LETTERS) else text
 
 
 def positions_of(board: np.ndarray, turn: np.ndarray, halfmove: np.ndarray, fullmove: np.ndarray, score: np.ndarray,
@@ -201,7 +210,7 @@ def pack_positions(data: bytes, progress: Optional[Callable[[int], object]] = No
     outside n, b, r, q."""
     from garfish.train.rows import play_records, scan_records  # Numba: loaded only when asked for
 
-    if not data.startswith(PACK_HEADER) or not is_pack(data):
+    if not data.startswith(PACK_HEADER):
         return None
     body = data[len(PACK_HEADER):]
     try:
@@ -228,8 +237,8 @@ def pack_positions(data: bytes, progress: Optional[Callable[[int], object]] = No
         if not (fen.isascii() and fen.isprintable() and ";" not in fen) or Position.from_fen(fen) is None:
             return None
         placement, side, _castling, _ep, half, full = fen.split(" ")
-        expanded = placement.translate(EXPAND)
-        if len(expanded) != 64 or expanded.strip(PLANES.decode() + "."):
+        expanded = _expanded(placement)
+        if expanded is None:
             return None
         first[r] = np.frombuffer(expanded.encode("ascii"), dtype=np.uint8)[FEN_ORDER]
         white[r], halfmoves[r], fullmoves[r] = side == "w", int(half), int(full)

@@ -65,7 +65,8 @@ def make_batch(inputs: Features, rows: np.ndarray) -> Batch:
     rows = np.asarray(rows, dtype=np.int64)
     count = inputs.count[rows].astype(np.int64)
     offsets = np.cumsum(count) - count
-    us, them = np.empty(int(count.sum()), dtype=np.int64), np.empty(int(count.sum()), dtype=np.int64)
+    total = int(count.sum())
+    us, them = np.empty(total, dtype=np.int64), np.empty(total, dtype=np.int64)
     flatten(inputs.us, rows, offsets, us)
     flatten(inputs.them, rows, offsets, them)
     return Batch(torch.from_numpy(us), torch.from_numpy(them), torch.from_numpy(offsets),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -514,6 +515,32 @@ def test_king_bucketed_networks_train_merge_and_run_in_the_engine(torch: Any, da
     plain = train(data_file, tmp_path / "plain", "--epochs", "1", "--base", "classic")
     assert train_main([str(data_file), "-o", str(tmp_path / "out"), "--no-cache", "--base", "classic", "--merge",
                        str(paths[0].with_suffix(".pt")), str(plain.with_suffix(".pt"))]) == 2
+
+
+def test_measure_gives_each_network_file_the_loss_its_own_run_gave(torch: Any, data_file: Path, tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """--measure: a network file measured on the same data and options has the quantized validation
+    loss its training run wrote in its description, whatever its buckets and base; a file that is
+    not a network is refused with the reason."""
+    classic = train(data_file, tmp_path / "classic", "--epochs", "1", "--base", "classic", "--buckets", "2")
+    plain = train(data_file, tmp_path / "plain", "--epochs", "1", "--seed", "2")
+    options = [str(data_file), "-o", str(tmp_path / "out"), "--no-cache", "--val-fraction", "0.1"]
+
+    def measured(base: str, path: Path) -> str:
+        capsys.readouterr()
+        assert train_main(options + ["--base", base, "--measure", str(path)]) == 0
+        (line,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith(str(path))]
+        return line.split("validation loss ")[1].split()[0]
+
+    for base, path in (("classic", classic), ("none", plain)):
+        written = re.search(r"quantized network (\S+)\)", read_network(path).description)
+        assert written and measured(base, path) == written.group(1)
+    assert not (tmp_path / "out").exists()
+    broken = tmp_path / "broken.gfnn"
+    broken.write_bytes(classic.read_bytes()[:-1])
+    assert train_main(options + ["--measure", str(broken)]) == 2
+    assert "broken.gfnn" not in capsys.readouterr().out
+    assert train_main(options + ["--measure", str(classic), "--merge", "a.pt", "b.pt"]) == 2
 
 
 def test_networks_of_different_options_are_not_merged(torch: Any, data_file: Path, tmp_path: Path,

@@ -20,6 +20,11 @@ it evaluates as one network of their total H), and reports its loss on the data'
 positions. In integers it is exact: QB becomes N times the members' QB, so every member keeps
 its quantized weights.
 
+`--measure NET.gfnn ...` trains nothing either: it measures network files (any shape, layout or
+base) on the data's validation positions, as a run measures its own quantized network: the loss
+at the run's scale (with --base classic, the base's best fit on the training positions) and at
+the network's own best K'. Networks made on other data can so be compared on the same positions.
+
 Needs PyTorch: pip install torch==2.13.0, then pip install -e .[train] (in the project folder).
 """
 
@@ -104,6 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="train nothing: average the networks of these checkpoints (.pt, the same options, "
                           "e.g. other seeds) into one whose accumulators are theirs side by side, and measure it "
                           "on the data's validation positions")
+    run.add_argument("--measure", type=Path, nargs="+", default=[], metavar="NETWORK",
+                     help="train nothing: measure network files (.gfnn) on the data's validation positions")
     run.add_argument("--baseline", action="store_true",
                      help="also measure the hand-written evaluation on the validation positions (its best K)")
     return parser
@@ -162,6 +169,7 @@ def config_from(args: argparse.Namespace, argv: list[str]) -> tuple[Optional[Tra
         (args.max_score >= 0, "--max-score must be 0 or more"),
         (not (args.merge and args.resume), "--merge and --resume exclude each other"),
         (len(args.merge) != 1, "--merge needs two checkpoints or more"),
+        (not (args.measure and (args.merge or args.resume)), "--measure excludes --merge and --resume"),
     ]
     for ok, message in checks:
         if not ok:
@@ -172,7 +180,7 @@ def config_from(args: argparse.Namespace, argv: list[str]) -> tuple[Optional[Tra
     twice = same_data_twice(files)
     if twice:
         return None, f"the same data in two forms? {twice}: name one of them (or move the other away)"
-    missing = [str(path) for path in files + args.merge if not path.is_file()]
+    missing = [str(path) for path in files + args.merge + args.measure if not path.is_file()]
     if missing:
         return None, f"not a file: {', '.join(missing)}"
     cache = None if args.no_cache else usable_cache(args.cache or default_cache())
@@ -186,7 +194,8 @@ def config_from(args: argparse.Namespace, argv: list[str]) -> tuple[Optional[Tra
         bucket_decay=args.bucket_decay, seed=args.seed, val_fraction=args.val_fraction,
         val_seed=args.val_seed, threads=args.threads,
         filters=Filters(args.keep_checks, args.keep_noisy, args.max_score), mirror=args.mirror, cache=cache,
-        checkpoint=args.checkpoint, resume=args.resume, merge=args.merge, baseline=args.baseline,
+        checkpoint=args.checkpoint, resume=args.resume, merge=args.merge, measure=args.measure,
+        baseline=args.baseline,
         command=" ".join([PROG] + [shlex.quote(arg) for arg in argv]),
     ), ""
 

@@ -47,5 +47,6 @@ class TrainConfig:
     checkpoint: Optional[Path] = None
     resume: Optional[Path] = None
     merge: list[Path] = field(default_factory=list)
+    measure: list[Path] = field(default_factory=list)  # network files to measure, nothing trained
     baseline: bool = False
     command: str = PROG

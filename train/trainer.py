@@ -15,7 +15,8 @@ import torch
 from tqdm import tqdm
 
 from garfish.engine.network import (
-    ACTIVATIONS, BASES, CLASSIC_BASE, LAYOUTS, NO_BASE, NO_KING_BUCKETS, Network, write_network,
+    ACTIVATIONS, BASES, CLASSIC_BASE, LAYOUTS, NO_BASE, NO_KING_BUCKETS, Network, NetworkError, read_network,
+    write_network,
 )
 from garfish.train.config import PROG, TrainConfig
 from garfish.train.data import (
@@ -361,6 +362,8 @@ def run(config: TrainConfig) -> int:
         return 2
     if config.merge:
         return merge(config, sources, (train, val))
+    if config.measure:
+        return measure(config, (train, val))
     torch.manual_seed(config.seed)
     model = Model(Architecture(config.hidden, config.buckets, config.activation, config.qa, config.qb, config.scale,
                                config.base, config.layout))
@@ -431,4 +434,40 @@ def merge(config: TrainConfig, sources: list[DataFile], splits: tuple[Split, Spl
     if reference is not None:
         say(f"hand-written evaluation: validation loss {reference:.6f} at its best K'")
     say(str(path))
+    return 0
+
+
+def network_evaluations(network: Network, val: Split, classic: np.ndarray) -> np.ndarray:
+    """A network file's integer evaluations (engine.network.forward's) of the validation positions,
+    with its own output buckets, input layout and base (`classic`: the hand-written evaluations)."""
+    side = dataclasses.replace(val, buckets=len(network.b2), layout=network.layout,
+                               base=classic if network.base == CLASSIC_BASE else np.zeros_like(classic))
+    parts = []
+    for start in range(0, len(side), EVAL_BATCH):
+        picked = np.arange(start, min(start + EVAL_BATCH, len(side)))
+        parts.append(integer_forward(network, side.inputs(picked), np.arange(len(picked))).double().numpy())
+    return np.concatenate(parts) if parts else np.zeros(0)
+
+
+def measure(config: TrainConfig, splits: tuple[Split, Split]) -> int:
+    """--measure: each network file's loss on the validation positions, at the run's scale and at its
+    own best K'; 0, or 2 for a file that is not a network."""
+    train, val = splits
+    config = dataclasses.replace(config, eval_k=evaluation_scale(config, train))
+    reference = baseline(config, val)[1] if config.baseline else None
+    classic = val.base if config.base == CLASSIC_BASE else classic_evaluations(val.positions, val.rows, val.mirror)
+    for path in config.measure:
+        try:
+            network = read_network(path)
+        except NetworkError as error:
+            print(f"{PROG}: {error}", file=sys.stderr)
+            return 2
+        evals = network_evaluations(network, val, classic)
+        best_k, best = fit_scale(evals, val.target)
+        shape = (f"H {len(network.b1)}, {ACTIVATIONS[network.activation]}, {len(network.b2)} output bucket(s), "
+                 f"inputs {LAYOUTS[network.layout]}, base {BASES[network.base]}")
+        say(f"{path}: validation loss {sigmoid_loss(evals, val.target, scale_set(config)):.6f} at K' = "
+            f"{scale_set(config):.1f} ({best:.6f} at its best K' = {best_k:.0f}); {shape}")
+    if reference is not None:
+        say(f"hand-written evaluation: validation loss {reference:.6f} at its best K'")
     return 0

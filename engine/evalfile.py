@@ -16,7 +16,7 @@ CLASSIC = "<classic>"  # the EvalFile value of the hand-written evaluation (engi
 # The engine's evaluation when none is chosen: CLASSIC, or the name of a network file shipped
 # in NETS_DIR (nn-<hash>.gfnn) to make that network the default (how it was made and how it
 # played against CLASSIC: NETS_DIR / "README.md").
-DEFAULT_EVAL_FILE = "nn-1cdf3611de5b.gfnn"
+DEFAULT_EVAL_FILE = "nn-6bcd9bb8b319.gfnn"
 NETS_DIR = Path(__file__).resolve().parent / "nets"  # the networks shipped with the engine
 
 

@@ -262,8 +262,9 @@ def test_a_hanging_queen_puts_line_1_far_above_line_2(engine: chess.engine.Simpl
     assert infos[0]["pv"][0] == ROOK_TAKES_QUEEN
     first, second = (info["score"].relative.score() for info in infos[:2])
     # Line 2 is an exact score of its own (a queen against a rook down), not the bound line 1's
-    # window would give it (just below line 1's score).
-    assert first > 300 and second < -300
+    # window would give it (just below line 1's score). Line 1 leaves a rook against a bare king,
+    # which the network (without tablebases) puts at about three pawns.
+    assert first > 200 and second < -300
 
 
 def test_multipv_beyond_the_legal_moves_gives_every_legal_move(engine: chess.engine.SimpleEngine) -> None:

@@ -325,8 +325,7 @@ def finish(config: TrainConfig, sources: list[DataFile], model: Model, optimizer
     train, val = splits
     float_evals = predict(model, val)
     network = network or quantize(model)
-    everything = np.arange(len(val))
-    quantized_evals = integer_forward(network, val.inputs(everything), everything).double().numpy()
+    quantized_evals = network_evaluations(network, val, val.base)
     quantized_loss = sigmoid_loss(quantized_evals, val.target, scale_set(config))
     losses = (history["train"][-1], history["val"][-1], quantized_loss)
     network = dataclasses.replace(network, description=describe(config, sources, model.arch, (len(train), len(val)),
@@ -464,8 +463,8 @@ def measure(config: TrainConfig, splits: tuple[Split, Split]) -> int:
             return 2
         evals = network_evaluations(network, val, classic)
         best_k, best = fit_scale(evals, val.target)
-        shape = (f"H {len(network.b1)}, {ACTIVATIONS[network.activation]}, {len(network.b2)} output bucket(s), "
-                 f"inputs {LAYOUTS[network.layout]}, base {BASES[network.base]}")
+        shape = summary(Architecture(len(network.b1), len(network.b2), network.activation, network.qa, network.qb,
+                                     network.scale, network.base, network.layout))
         say(f"{path}: validation loss {sigmoid_loss(evals, val.target, scale_set(config)):.6f} at K' = "
             f"{scale_set(config):.1f} ({best:.6f} at its best K' = {best_k:.0f}); {shape}")
     if reference is not None:

@@ -21,9 +21,11 @@ completes), so below KNEE_ELO the choice has to do more of the work.
 ELO_MAX, the top of the range, plays at full strength (one line, no budget); the margin and the
 miss chance reach 0 there (BEST_LINE_ELO). The constants were fitted to matches against
 Stockfish 15.1 at the same UCI_Elo, 10+0.1 on a 2-core machine (docs/figures.md, "Strength limit
-calibration"); measured with the runner that ends games by the rules only, the full engine rates
-about 2000 on that scale there (1997 [1901, 2094] against Stockfish's 2200), so the range ends at
-2000 (it ended at 2200 while the old runner's draws made the full engine look stronger).
+calibration"); measured with the runner that ends games by the rules only, the full engine rated
+about 2000 on that scale then (1997 [1901, 2094] against Stockfish's 2200), so the range ends at
+2000 (it ended at 2200 while the old runner's draws made the full engine look stronger). With the
+network of issue 50 the full engine rates about 2300 there (2306 [2267, 2345]), so the range is to
+be fitted again (docs/options.md).
 
 Below BEST_LINE_ELO the search runs with SKILL_MULTIPV lines (or more, with MultiPV), so each
 candidate has an exact score; from BEST_LINE_ELO up, where line 1 is always played, with one.

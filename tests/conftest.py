@@ -29,20 +29,43 @@ def data_missing(reason: str) -> None:
     pytest.skip(reason)
 
 
-# Set where the train extra (PyTorch, matplotlib) must be installed, as in CI: a trainer test that
-# would skip for want of it fails instead.
-REQUIRE_TRAIN_ENV = "GARFISH_REQUIRE_TRAIN"
-TRAIN_EXTRA_HINT = "pip install torch==2.13.0, then pip install -e .[train]"
+# The optional extras a test may need: the modules each must make importable (the one returned last) and how to
+# install it. `./garfish` installs the `test` extra, which brings distributed (the cluster tests call require_extra),
+# and none of the others: a test that needs one of those is marked `extra(NAME)`, and `-m extra` selects them all.
+EXTRAS = {
+    "train": (("matplotlib", "torch"), "pip install torch==2.13.0, then pip install -e .[train]"),
+    "plot": (("matplotlib",), "pip install -e .[plot]"),
+    "cluster": (("distributed",), "pip install -e .[cluster]"),
+}
+# Set to a comma-separated list of the extras above that must be installed, as in CI: a test that would skip
+# for want of one of them fails instead.
+REQUIRE_EXTRAS_ENV = "GARFISH_REQUIRE_EXTRAS"
 
 
-def require_train_extra() -> Any:
-    """PyTorch (with matplotlib present), or skip the test (fail under $GARFISH_REQUIRE_TRAIN)."""
-    for name in ("matplotlib", "torch"):
-        reason = f"{name} is not installed: the trainer's tests need the train extra ({TRAIN_EXTRA_HINT})"
-        if importlib.util.find_spec(name) is None and os.environ.get(REQUIRE_TRAIN_ENV, "") not in ("", "0"):
-            pytest.fail(f"{reason} (and {REQUIRE_TRAIN_ENV} is set: it is required here)", pytrace=False)
-        module = pytest.importorskip(name, reason=reason)
+def require_extra(name: str) -> Any:
+    """The last module of the extra `name`, or skip the test for want of the extra (fail when $GARFISH_REQUIRE_EXTRAS
+    names it); at a module's top level, the whole module."""
+    modules, hint = EXTRAS[name]
+    required = name in os.environ.get(REQUIRE_EXTRAS_ENV, "").replace(" ", "").split(",")
+    for module_name in modules:
+        reason = f"{module_name} is not installed: the test needs the {name} extra ({hint})"
+        if required and importlib.util.find_spec(module_name) is None:
+            pytest.fail(f"{reason} (and {REQUIRE_EXTRAS_ENV} names it: it is required here)", pytrace=False)
+        module = pytest.importorskip(module_name, reason=reason)
     return module
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Declare the `extra` mark, beside EXTRAS."""
+    config.addinivalue_line("markers", "extra(name): needs the optional extra `name`, which ./garfish does not "
+                            "install; skipped without it, or failed when $GARFISH_REQUIRE_EXTRAS names it")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Skip a test marked `extra(NAME)`, or fail it, before its fixtures when that extra is missing."""
+    for mark in item.iter_markers("extra"):
+        require_extra(mark.args[0])
 
 
 ENGINE_CMD = [sys.executable, "-m", "garfish.uci"]
@@ -51,6 +74,10 @@ ENGINE_CMD = [sys.executable, "-m", "garfish.uci"]
 OPENINGS_3MOVES = ROOT / "tests" / "data" / "openings_3moves.epd"
 # A $GARFISH_DATA that can never be a folder: a tool run with it finds no shared data, as in a user's clone.
 NO_DATA = os.path.join(os.devnull, "no-shared-data")
+# `python -m garfish.uci` as where matplotlib is not installed (None in sys.modules: not found, not importable).
+WITHOUT_MATPLOTLIB = [sys.executable, "-c", "import runpy, sys; sys.modules['matplotlib'] = None; "
+                      "runpy.run_module('garfish.uci', run_name='__main__', alter_sys=True)"]
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"  # the first bytes of every PNG file
 SCRIPTED = Path(__file__).resolve().parent / "scripted_engine.py"  # tests/scripted_engine.py, a scripted UCI engine
 CLI_TIMEOUT = 120  # seconds a tool run through its command line may take in a test
 

@@ -18,7 +18,7 @@ import chess.engine
 import chess.pgn
 import pytest
 
-from conftest import CLI_TIMEOUT, ENGINE_CMD, ROOT, read_games
+from conftest import CLI_TIMEOUT, ENGINE_CMD, PNG_SIGNATURE, ROOT, WITHOUT_MATPLOTLIB, read_games, require_extra
 from garfish.arena import analyse, annotate
 from garfish.arena.annotate import GameAnalysis, Judgement, MoveEval
 
@@ -248,7 +248,7 @@ def test_the_output_reads_back_with_evaluations_and_verdicts(games_file: Path, t
     source = tmp_path / "all.pgn"
     source.write_text(GAMES + "\n" + MISSED_MATE)
     out = tmp_path / "out.pgn"
-    done = run_analyse(str(source), "-o", str(out), "--nodes", str(NODES), "--plot", str(tmp_path / "plots"))
+    done = run_analyse(str(source), "-o", str(out), "--nodes", str(NODES))
     assert done.returncode == 0, done.stderr
     games = read_games(out)
     originals = read_games(source)
@@ -262,7 +262,26 @@ def test_the_output_reads_back_with_evaluations_and_verdicts(games_file: Path, t
     assert "( 3... Bc5 4. c3 )" in str(games[0])
     assert games[4].next().nags == {chess.pgn.NAG_BLUNDER}
     assert "Careless" in done.stdout and "accuracy" in done.stdout
-    assert sorted(path.name for path in (tmp_path / "plots").iterdir()) == [f"game-000{n}.png" for n in range(1, 6)]
+
+
+@pytest.mark.extra("plot")
+def test_plot_draws_a_png_for_each_game(tmp_path: Path) -> None:
+    source = tmp_path / "all.pgn"
+    source.write_text(GAMES + "\n" + MISSED_MATE)
+    done = run_analyse(str(source), "-o", str(tmp_path / "out.pgn"), "--nodes", str(NODES), "--plot",
+                       str(tmp_path / "plots"))
+    assert done.returncode == 0, done.stderr
+    plots = sorted((tmp_path / "plots").iterdir())
+    assert [path.name for path in plots] == [f"game-000{n}.png" for n in range(1, 6)]
+    assert all(path.read_bytes().startswith(PNG_SIGNATURE) for path in plots)
+
+
+def test_plot_without_matplotlib_says_how_to_install_it(games_file: Path, tmp_path: Path) -> None:
+    done = subprocess.run([*WITHOUT_MATPLOTLIB, "analyse", str(games_file), "-o", str(tmp_path / "out.pgn"),
+                           "--nodes", str(NODES), "--plot", str(tmp_path / "plots")], cwd=str(ROOT),
+                          capture_output=True, text=True, timeout=CLI_TIMEOUT)
+    assert done.returncode == 2 and "--plot needs matplotlib: pip install 'garfish[plot]'" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr and not (tmp_path / "out.pgn").exists()
 
 
 def test_bad_games_are_reported_and_copied_and_the_rest_analysed(tmp_path: Path) -> None:
@@ -340,7 +359,7 @@ def test_two_jobs_write_what_one_job_writes(games_file: Path, tmp_path: Path) ->
 
 
 def test_a_local_cluster_writes_what_one_job_writes(games_file: Path, tmp_path: Path) -> None:
-    pytest.importorskip("distributed", reason="Dask's distributed is not installed (pip install -e .[cluster])")
+    require_extra("cluster")
     one, cluster = tmp_path / "one.pgn", tmp_path / "cluster.pgn"
     assert run_analyse(str(games_file), "-o", str(one), "--nodes", str(NODES), "--limit", "2").returncode == 0
     done = run_analyse(str(games_file), "-o", str(cluster), "--nodes", str(NODES), "--limit", "2",

@@ -18,10 +18,10 @@ from typing import Iterator
 
 import pytest
 
-from conftest import CLI_TIMEOUT, ROOT, SCRIPTED, read_games
+from conftest import CLI_TIMEOUT, ROOT, SCRIPTED, read_games, require_extra
 from garfish.arena import cluster, match
 
-distributed = pytest.importorskip("distributed", reason="Dask's distributed is not installed (pip install -e .[cluster])")
+distributed = require_extra("cluster")
 
 OPENINGS = [
     "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2",

@@ -20,12 +20,12 @@ import chess
 import chess.pgn
 import pytest
 
-from conftest import CLI_TIMEOUT, ROOT, SCRIPTED, data_missing, read_games
+from conftest import CLI_TIMEOUT, PNG_SIGNATURE, ROOT, SCRIPTED, WITHOUT_MATPLOTLIB, data_missing, read_games
 from garfish.arena import journal, match
 from garfish.arena.driver import DEFAULT_COMMAND
 from garfish.arena.game import PGN_TERMINATION, Adjudication, AdjudicationTracker, GameRecord, TimeControl
 from garfish.arena.openings import GameTask
-from garfish.arena.report import MatchState, check_matplotlib, game_line, print_summary, summary_dict
+from garfish.arena.report import MatchState, game_line, print_summary, summary_dict
 
 OPENINGS = [
     "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2",
@@ -330,17 +330,24 @@ def test_bad_arguments_are_clear_errors(args: list[str], text: str) -> None:
     check_clean_error(run_match(*args), 2, text)
 
 
+@pytest.mark.extra("plot")
 def test_plot(tmp_path: Path) -> None:
-    """--plot writes a PNG, or explains that matplotlib is missing."""
+    """--plot writes a PNG."""
     plot = tmp_path / "elo.png"
     proc = run_match("--engine", scripted("--play", "random"), "--engine", scripted("--play", "greedy"),
                      "--nodes", "1", "--games", "2", "--max-moves", "20", "--plot", str(plot))
-    if check_matplotlib() is None:
-        assert proc.returncode == 0, proc.stderr
-        assert plot.stat().st_size > 0
-    else:
-        check_clean_error(proc, 2, "matplotlib")
-        assert not plot.exists()
+    assert proc.returncode == 0, proc.stderr
+    assert plot.read_bytes().startswith(PNG_SIGNATURE)
+
+
+def test_plot_without_matplotlib_says_how_to_install_it(tmp_path: Path) -> None:
+    """--plot where matplotlib is missing: a clear error before any game."""
+    plot = tmp_path / "elo.png"
+    proc = subprocess.run([*WITHOUT_MATPLOTLIB, "match", "--engine", scripted("--play", "random"), "--engine",
+                           scripted("--play", "greedy"), "--nodes", "1", "--games", "2", "--plot", str(plot)],
+                          cwd=str(ROOT), capture_output=True, text=True, timeout=CLI_TIMEOUT)
+    check_clean_error(proc, 2, "--plot needs matplotlib: pip install 'garfish[plot]'")
+    assert not plot.exists()
 
 
 def test_a_game_ending_after_an_interrupt_is_not_counted(monkeypatch: pytest.MonkeyPatch) -> None:

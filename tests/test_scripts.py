@@ -16,7 +16,7 @@ from pathlib import Path
 import chess
 import pytest
 
-from conftest import ENGINE_CMD, OPENINGS_3MOVES, REQUIRE_DATA_ENV, ROOT, require_train_extra
+from conftest import ENGINE_CMD, OPENINGS_3MOVES, REQUIRE_DATA_ENV, ROOT, require_extra
 
 SCRIPTS = ROOT / "scripts"
 
@@ -140,7 +140,7 @@ def test_random_network_writes_a_network_of_the_sizes_asked(tmp_path: Path) -> N
 
 
 def test_cluster_throughput_plays_the_match_locally_and_on_a_cluster(tmp_path: Path) -> None:
-    pytest.importorskip("distributed", reason="Dask's distributed is not installed (pip install -e .[cluster])")
+    require_extra("cluster")
     book = tmp_path / "book.epd"
     book.write_text("rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2\n")
     proc = run_script("cluster_throughput.py", "--workers", "1", "--games", "2", "--tc", "1+0.02",
@@ -291,10 +291,10 @@ def test_bench_calls_counts_a_search_step_and_the_nodes_inside_it() -> None:
     assert wrong.returncode == 2 and "has no method _no_such_step" in wrong.stderr
 
 
+@pytest.mark.extra("train")
 def test_recipes_trains_each_recipe_once_and_tabulates_its_losses(tmp_path: Path) -> None:
     """Two recipes trained two at a time, each into its folder with its log, and their table; run
     again, neither is trained again; a recipe that garfish train refuses is reported as failed."""
-    require_train_extra()
     data, rng, lines = tmp_path / "games.txt", random.Random(21), []
     for _ in range(12):  # random games, scored at random: something to fit
         board, result = chess.Board(), rng.choice(["1", "0.5", "0"])

@@ -17,7 +17,7 @@ import chess
 import numpy as np
 import pytest
 
-from conftest import ROOT, require_train_extra
+from conftest import ROOT
 from garfish.engine.evaluate import evaluate
 from garfish.engine.network import (
     CLASSIC_BASE, CRELU, KING_BUCKETS_4, NO_BASE, NO_KING_BUCKETS, SCRELU, active_features, feature_index, forward,
@@ -293,8 +293,10 @@ def test_without_torch_the_command_says_how_to_install_it(data_file: Path, tmp_p
 
 @pytest.fixture(scope="module")
 def torch() -> Any:
-    """PyTorch, or a skip (a failure under $GARFISH_REQUIRE_TRAIN) when the train extra is missing."""
-    return require_train_extra()
+    """PyTorch, for a test marked `extra("train")` (which the mark skips, or fails, without the extra)."""
+    import torch
+
+    return torch
 
 
 def train(data: Path, output: Path, *options: str) -> Path:
@@ -306,6 +308,7 @@ def train(data: Path, output: Path, *options: str) -> Path:
     return network
 
 
+@pytest.mark.extra("train")
 def test_training_writes_the_network_its_curve_and_checkpoint_and_repeats_byte_for_byte(
         torch: Any, data_file: Path, tmp_path: Path) -> None:
     output = tmp_path / "nets"
@@ -326,6 +329,7 @@ def test_training_writes_the_network_its_curve_and_checkpoint_and_repeats_byte_f
     assert not (other.w1 == network.w1).all()
 
 
+@pytest.mark.extra("train")
 def test_an_interrupted_run_resumed_ends_as_the_whole_run(torch: Any, data_file: Path, tmp_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     from garfish.train import trainer
@@ -352,6 +356,7 @@ def test_an_interrupted_run_resumed_ends_as_the_whole_run(torch: Any, data_file:
     assert "resumed by: garfish train" in resumed.description
 
 
+@pytest.mark.extra("train")
 @pytest.mark.parametrize("activation, buckets, base, layout", [
     (SCRELU, 8, NO_BASE, NO_KING_BUCKETS), (CRELU, 1, NO_BASE, NO_KING_BUCKETS),
     (SCRELU, 8, CLASSIC_BASE, NO_KING_BUCKETS), (SCRELU, 8, CLASSIC_BASE, KING_BUCKETS_4)])
@@ -382,6 +387,7 @@ def test_the_quantized_network_in_integers_equals_engine_forward(torch: Any, lin
     assert np.abs(floats - ours).mean() < 0.02 * np.abs(floats).mean()  # rounding, not a missing term
 
 
+@pytest.mark.extra("train")
 def test_the_loss_falls_on_learnable_data(torch: Any, tmp_path: Path) -> None:
     """The score is the material balance and lambda is 1: the network learns it, on held-out games too,
     and its quantized evaluations stay within a few centipawns of the float ones."""
@@ -411,6 +417,7 @@ def test_the_loss_falls_on_learnable_data(torch: Any, tmp_path: Path) -> None:
     assert difference.mean() < 8 and difference.max() < 30, (difference.mean(), difference.max())
 
 
+@pytest.mark.extra("train")
 def test_a_network_on_the_classic_base_learns_a_correction_at_the_base_scale(torch: Any, data_file: Path,
                                                                               lines: list[str], tmp_path: Path) -> None:
     """With --base classic the network starts from the hand-written evaluation (its output is
@@ -436,6 +443,7 @@ def test_a_network_on_the_classic_base_learns_a_correction_at_the_base_scale(tor
     assert np.allclose(based - own, expected) and np.abs(expected).max() > 50
 
 
+@pytest.mark.extra("train")
 def test_the_baseline_scale_is_the_one_that_fits(torch: Any) -> None:
     """fit_scale finds the K' whose sigmoid(eval / K') matches the targets best."""
     from garfish.train.trainer import fit_scale, sigmoid_loss
@@ -447,6 +455,7 @@ def test_the_baseline_scale_is_the_one_that_fits(torch: Any) -> None:
     assert sigmoid_loss(evals, target, 400.0) > 1e-4
 
 
+@pytest.mark.extra("train")
 def test_merged_networks_evaluate_as_the_mean_of_their_members(torch: Any, data_file: Path, lines: list[str],
                                                                  tmp_path: Path) -> None:
     """--merge: the members' accumulators side by side, the output their mean (float), their quantized
@@ -487,6 +496,7 @@ def test_merged_networks_evaluate_as_the_mean_of_their_members(torch: Any, data_
     assert [forward(merged, chess.Board(lines[row].split(";")[0])) for row in sample] == ours[sample].tolist()
 
 
+@pytest.mark.extra("train")
 def test_king_bucketed_networks_train_merge_and_run_in_the_engine(torch: Any, data_file: Path, lines: list[str],
                                                                   tmp_path: Path) -> None:
     """--king-buckets: members trained and merged keep the layout; the engine's kernels give the
@@ -517,6 +527,7 @@ def test_king_bucketed_networks_train_merge_and_run_in_the_engine(torch: Any, da
                        str(paths[0].with_suffix(".pt")), str(plain.with_suffix(".pt"))]) == 2
 
 
+@pytest.mark.extra("train")
 def test_measure_gives_each_network_file_the_loss_its_own_run_gave(torch: Any, data_file: Path, tmp_path: Path,
                                                                     capsys: pytest.CaptureFixture[str]) -> None:
     """--measure: a network file measured on the same data and options has the quantized validation
@@ -543,6 +554,7 @@ def test_measure_gives_each_network_file_the_loss_its_own_run_gave(torch: Any, d
     assert train_main(options + ["--measure", str(classic), "--merge", "a.pt", "b.pt"]) == 2
 
 
+@pytest.mark.extra("train")
 def test_networks_of_different_options_are_not_merged(torch: Any, data_file: Path, tmp_path: Path,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     small = train(data_file, tmp_path / "small", "--epochs", "1")
@@ -555,6 +567,7 @@ def test_networks_of_different_options_are_not_merged(torch: Any, data_file: Pat
     assert "two checkpoints or more" in capsys.readouterr().err
 
 
+@pytest.mark.extra("train")
 def test_bucket_decay_applies_to_the_king_buckets_own_rows_only(torch: Any, tmp_path: Path) -> None:
     from garfish.train.config import TrainConfig
     from garfish.train.model import Architecture, Model
@@ -569,6 +582,7 @@ def test_bucket_decay_applies_to_the_king_buckets_own_rows_only(torch: Any, tmp_
     assert {group["weight_decay"] for group in make_optimizer(config, plain).param_groups} == {0.01}
 
 
+@pytest.mark.extra("train")
 @pytest.mark.parametrize("layout", [NO_KING_BUCKETS, KING_BUCKETS_4])
 def test_the_splits_batches_are_those_of_the_positions_and_mirrors_made_in_advance(torch: Any, lines: list[str],
                                                                                   tmp_path: Path, layout: int) -> None:
@@ -608,6 +622,7 @@ def autograd_output(model: Any, batch: Any) -> Any:
     return out + (batch.base / model.arch.scale).to(out.dtype) if model.arch.base != NO_BASE else out
 
 
+@pytest.mark.extra("train")
 @pytest.mark.parametrize("activation, buckets, base, layout, hidden", [
     (SCRELU, 1, CLASSIC_BASE, NO_KING_BUCKETS, 16), (CRELU, 8, NO_BASE, NO_KING_BUCKETS, 12),
     (SCRELU, 8, CLASSIC_BASE, KING_BUCKETS_4, 16)])
@@ -648,6 +663,7 @@ def test_the_kernels_outputs_and_gradients_are_autograds(torch: Any, lines: list
     assert (sums < 0).any() and (sums > 1).any() and ((sums > 0) & (sums < 1)).any() and len(clamped) == 1000
 
 
+@pytest.mark.extra("train")
 @pytest.mark.parametrize("layout", [NO_KING_BUCKETS, KING_BUCKETS_4])
 def test_a_batch_lays_out_each_rows_features_in_order(torch: Any, lines: list[str], layout: int) -> None:
     """make_batch's flat features and offsets (train.layers.flatten) are those PyTorch's boolean mask
@@ -696,6 +712,7 @@ def test_positions_filled_file_by_file_are_the_joined_ones(lines: list[str]) -> 
         fill([len(parts[0]) + 1], iter(parts[:1]))
 
 
+@pytest.mark.extra("train")
 def test_the_cache_read_twice_gives_the_same_network_and_an_unwritable_one_is_said(
         torch: Any, data_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """With a cache the files are read again from it into the whole (train.data.fill): the network is

@@ -53,7 +53,6 @@ FRAME_FIELDS = 11
 NO_RESULT = INF + 1  # no score yet: a node whose moves are still to be searched
 # Rows of the state as typed values, not literals (a literal argument compiles a callee again: engine.bits.NONE_YET).
 ROOT_ROW = NONE_YET  # the subtree's root
-SPARE_ROW = np.int64(FRAMES - 1)  # leaf_kernel's parent, made into the root
 
 BITBOARDS = "uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean"
 
@@ -279,33 +278,6 @@ def quiescence_kernel(pawns, knights, bishops, rooks, queens, kings, black, whit
     return _search(ply, use_network, weights, params, accumulators, slot, budget, state, frames, lists)
 
 
-@njit(
-    f"UniTuple(int64, 4)({BITBOARDS}, int64, int64, int64, int64, int64, boolean, boolean, int16[:, ::1], "
-    "int64[::1], int32[:, ::1], int64, int64, uint64[:, ::1], int64[:, ::1], int64[:, ::1])",
-    cache=True, nogil=True,
-)
-def leaf_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, code, alpha, beta, ply,
-                checks, use_network, weights, params, accumulators, slot, budget, state, frames, lists):
-    """The quiescence search after a move at the main search's frontier, without making it on the
-    search's board: (score, nodes, deepest ply, the child's packed evaluation). The position and
-    slot are the parent's; the kernel makes the move `code` (not castling) on its own state and
-    evaluates the child into the next slot, as push_legal would; it searches nothing (0 nodes) when
-    the child's flags say the move is illegal (ILLEGAL_FLAG) or gives check (IN_CHECK_FLAG: the main
-    search extends it), else it searches the child's quiescence subtree as quiescence_kernel does
-    (alpha, beta and ply the child's)."""
-    state[SPARE_ROW, PAWNS], state[SPARE_ROW, KNIGHTS], state[SPARE_ROW, BISHOPS] = pawns, knights, bishops
-    state[SPARE_ROW, ROOKS], state[SPARE_ROW, QUEENS], state[SPARE_ROW, KINGS] = rooks, queens, kings
-    state[SPARE_ROW, BLACK], state[SPARE_ROW, WHITE] = black, white
-    child_ep = _make(state, SPARE_ROW, ROOT_ROW, turn, ep, code)
-    packed = _evaluate(state, ROOT_ROW, not turn, use_network, weights, params, accumulators, slot + 1)
-    if packed & (ILLEGAL_FLAG | IN_CHECK_FLAG):
-        return 0, 0, 0, packed
-    _start(frames, not turn, child_ep, packed, alpha, beta, checks)
-    score, nodes, deepest = _search(ply, use_network, weights, params, accumulators, slot + 1, budget, state, frames,
-                                    lists)
-    return score, nodes, deepest, packed
-
-
 class QuiescenceWork:
     """The work arrays of one searcher's quiescence_kernel calls, and what it evaluates with."""
 
@@ -319,5 +291,4 @@ class QuiescenceWork:
         self.no_accumulators = np.zeros((1, 1), dtype=np.int32)
 
 
-quiescence_entry = entry_point(quiescence_kernel)  # the compiled entries: no dispatcher on the way
-leaf_entry = entry_point(leaf_kernel)
+quiescence_entry = entry_point(quiescence_kernel)  # the compiled entry: no dispatcher on the way

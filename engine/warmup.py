@@ -10,8 +10,8 @@ On a first start (kernels_cached() is False) compile_kernels has child processes
 engine's own process, whose threads must go on answering the GUI: one compiles the search's kernels
 (checks, SEE, Zobrist, the capture lists, the TT's store) while another compiles the evaluation's
 (engine.evaluate and engine.nnue, about half the work); then one compiles the quiescence search
-(engine.qsearch) and the frontier's loop (engine.frontier), which call both. Numba caches each kernel as soon as it is compiled, so a start
-killed half-way leaves what it compiled for the next. Engines that start cold together (a
+(engine.qsearch) and the compiled search (engine.tree), which call both. Numba caches each kernel
+as soon as it is compiled, so a start killed half-way leaves what it compiled for the next. Engines that start cold together (a
 tournament manager's first round) compile once: the first takes a lock in the cache folder, the
 others wait for it and then find the cache warm. load_kernels then imports every module, from the
 cache. A cache left by other sources (an upgrade keeps the old version's files) counts as cold, as
@@ -34,10 +34,10 @@ if TYPE_CHECKING:
 EVALUATION_MODULES = ("garfish.engine.evaluate", "garfish.engine.nnue")  # compiled by one child process ...
 SEARCH_MODULES = ("garfish.engine.checks", "garfish.engine.see", "garfish.engine.zobrist",  # ... these by another
                   "garfish.engine.captures", "garfish.engine.tt")
-QUIESCENCE_MODULES = ("garfish.engine.qsearch", "garfish.engine.frontier")  # ... and then these, which call both
+QUIESCENCE_MODULES = ("garfish.engine.qsearch", "garfish.engine.tree")  # ... and then these, which call both
 # Their index files in Numba's cache, fresh for the sources as they are, say the cache is warm.
-PROBE_KERNELS = (("nnue.py", "nnue.network_update_kernel"), ("qsearch.py", "qsearch.leaf_kernel"),
-                 ("frontier.py", "frontier.frontier_kernel"))
+PROBE_KERNELS = (("nnue.py", "nnue.network_update_kernel"), ("qsearch.py", "qsearch.quiescence_kernel"),
+                 ("tree.py", "tree.perft_kernel"))
 COMPILE_TIMEOUT = 600.0  # seconds a child process may take before this one compiles on its own
 LOCK_NAME = "garfish-compile.lock"  # in the cache folder: one engine compiles at a time
 

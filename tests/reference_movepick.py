@@ -8,7 +8,7 @@ import chess
 
 from garfish.engine.checks import attackers_kernel, evasion_kernel
 from garfish.engine.moves import decode
-from garfish.engine.movepick import PROMOTION_RANK
+from reference_picker import PROMOTION_RANK
 from garfish.engine.see import see_ge_kernel
 from garfish.engine.types import PIECE_VALUE, bitboards
 

@@ -14,7 +14,7 @@ from garfish.engine.captures import (
     quiescence_list_kernel, quiet_checks_kernel, quiet_list_kernel,
 )
 from garfish.engine.checks import check_masks_kernel
-from garfish.engine.movepick import PROMOTION_RANK
+from reference_picker import PROMOTION_RANK
 from garfish.engine.moves import encode
 from garfish.engine.see import see_ge
 from garfish.engine.types import MAX_LISTED_MOVES, PIECE_VALUE

@@ -11,14 +11,15 @@ import pytest
 
 from garfish.engine.board import SearchBoard
 from garfish.engine.checks import gives_check
-from garfish.engine.movepick import PROMOTION_RANK, pick_moves, sort_quiets
 from garfish.engine.moves import MOVES_BY_CODE, decode, encode
 from garfish.engine.see import see_ge
 from garfish.perft.core import divide, perft
 from garfish.perft.suites import read_suite, suite_files
 from conftest import data_missing
 from positions import random_game_boards
+from kernel_picker import lazy_pick_moves, pick_moves
 from reference_movepick import capture_moves, evasion_moves, is_good_capture, typed_captures
+from reference_picker import PROMOTION_RANK, sort_quiets
 
 
 def reference_order(board: chess.Board, tt_move: Optional[chess.Move], killers: tuple[Optional[chess.Move], ...],
@@ -47,7 +48,7 @@ def reference_order(board: chess.Board, tt_move: Optional[chess.Move], killers: 
 def legal_picks(board: chess.Board, tt_move: Optional[chess.Move], killers: tuple[Optional[chess.Move], ...],
                 history: np.ndarray, **hints: object) -> list[chess.Move]:
     """The picker's moves for the board, as the search sees them: the legal ones, in its order."""
-    picked = list(pick_moves(SearchBoard.from_board(board), tt_move, killers, history,  # type: ignore[arg-type]
+    picked = list(pick_moves(board, tt_move, killers, history,  # type: ignore[arg-type]
                              in_check=board.is_check(), **hints))
     return [move for move in picked if board.is_legal(move)]
 
@@ -310,7 +311,7 @@ def test_pseudo_legal_picker_yields_every_pseudo_legal_move_once() -> None:
         tt_move = rng.choice(pseudo + [None, chess.Move.from_uci("a1h8")])
         killers = (rng.choice(pseudo + [None]), rng.choice(pseudo + [None]))
         # The search's board: its capture stage lists captures with engine.captures' kernel.
-        got = list(pick_moves(SearchBoard.from_board(board), tt_move, killers, history))
+        got = list(pick_moves(board, tt_move, killers, history))
         assert len(got) == len(set(got)) == len(pseudo), board.fen()
         assert set(got) == set(pseudo)
         legal_order = [m for m in got if board.is_legal(m)]
@@ -328,7 +329,7 @@ def test_evasion_picker_matches_the_staged_order_in_check() -> None:
         legal = list(board.legal_moves)
         tt_move = rng.choice(legal + [None, chess.Move.from_uci("a1h8")])
         killers = (rng.choice(legal + [None]), rng.choice(legal + [None]))
-        got = list(pick_moves(SearchBoard.from_board(board), tt_move, killers, history, in_check=True))
+        got = list(pick_moves(board, tt_move, killers, history, in_check=True))
         # Pseudo-legal: every legal move once, in the staged picker's order, plus moves of pinned
         # pieces that the search's legality test rejects, all of them pseudo-legal. King steps
         # go only to squares the enemy does not attack.
@@ -394,7 +395,7 @@ def check_quiet_stage(boards: Iterable[chess.Board], seed: int) -> tuple[int, in
                 board.turn)
             masks = (int(check_to), int(discoverers), int(reachers))
             masked += 1
-        got = list(pick_moves(SearchBoard.from_board(board), tt_move, killers, history, capture_targets=0,
+        got = list(pick_moves(board, tt_move, killers, history, capture_targets=0,
                               check_masks=masks))
         assert got == reference_quiets(board, tt_move, killers, history, masks), board.fen()
         checked += 1
@@ -457,7 +458,7 @@ def test_evasion_kernel_gives_python_chess_evasions_in_the_staged_order(data) ->
         pseudo = list(board.generate_pseudo_legal_moves())
         tt_move = rng.choice(pseudo + [None, chess.Move.from_uci("a1h8")])
         killers = (rng.choice(pseudo + [None]), rng.choice(pseudo + [None]))
-        got = list(pick_moves(SearchBoard.from_board(board), tt_move, killers, history, in_check=True))
+        got = list(pick_moves(board, tt_move, killers, history, in_check=True))
         assert got == reference_evasions(board, tt_move, killers, history), board.fen()
         checked += 1
         captures += any(board.is_capture(m) for m in got)
@@ -524,8 +525,7 @@ def test_quiet_moves_are_sorted_by_the_history_when_the_picker_reaches_them() ->
         killers = (rng.choice(quiet + [None]), rng.choice(quiet + [None]))
         start = np.array([rng.randint(-2000, 2000) for _ in range(8192)], dtype=np.int64)
         orders = []
-        for picker in (lambda h: pick_moves(SearchBoard.from_board(board), tt_move, killers, h,
-                                            in_check=board.is_check()),
+        for picker in (lambda h: lazy_pick_moves(board, tt_move, killers, h),
                        lambda h: lazy_reference(board, tt_move, killers, h)):
             history = start.copy()
             changes = random.Random(compared)  # the same changes for both pickers

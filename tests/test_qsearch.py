@@ -19,9 +19,8 @@ from garfish.engine.evalfile import DEFAULT_EVAL_FILE, load_evaluator
 from garfish.engine.evaluate import evaluate_packed
 from garfish.engine.moves import decode, encode
 from garfish.engine.nnue import NetworkEvaluator
-from garfish.engine.flags import ILLEGAL_FLAG, IN_CHECK_FLAG
 from garfish.engine.captures import evasion_list_kernel
-from garfish.engine.qsearch import FRAMES, QuiescenceWork, _make, leaf_kernel, quiescence_kernel
+from garfish.engine.qsearch import FRAMES, QuiescenceWork, _make, quiescence_kernel
 from garfish.engine.types import INF, MAX_LISTED_MOVES, MAX_PLY, bitboards
 from conftest import run_interpreted
 from positions import random_game_boards, suite_boards
@@ -181,45 +180,6 @@ def test_the_kernel_searches_the_tree_the_python_quiescence_searched(data: Path,
         in_check += board.is_check()
         mates += abs(expected[0]) > 30000
     assert len(cases) > 1000 and total > 20000 and in_check > 50 and mates > 5, (len(cases), total, in_check, mates)
-
-
-@pytest.mark.parametrize("network", [False, True], ids=["classic", "network"])
-def test_a_leaf_is_the_quiescence_search_after_the_move_made_on_the_board(data: Path, network: bool) -> None:
-    # leaf_kernel makes a move without the board and searches the child: the same as push_legal
-    # and the quiescence search from the child (its flags when the move is illegal or checks).
-    evaluator = load_evaluator(DEFAULT_EVAL_FILE) if network else None
-    work = QuiescenceWork()
-    rng = random.Random(51)
-    outcomes = {"illegal": 0, "check": 0, "searched": 0}
-    for board, alpha, beta, ply, _ in tree_cases(data)[::4]:
-        search = SearchBoard.from_board(board) if evaluator is None else evaluator.search_board(board)
-        search.evaluate_packed()  # the parent's accumulators, as the search has them
-        moves = [move for move in board.generate_pseudo_legal_moves() if not board.is_castling(move)]
-        for move in rng.sample(moves, min(4, len(moves))):
-            if evaluator is None:
-                got = leaf_kernel(*bitboards(board), ep_of(board), encode(move), -beta, -alpha, ply + 1, True, False,
-                                  work.no_weights, work.no_params, work.no_accumulators, 0, NO_BUDGET, work.state,
-                                  work.frames, work.lists)
-            else:
-                got = leaf_kernel(*bitboards(board), ep_of(board), encode(move), -beta, -alpha, ply + 1, True, True,
-                                  evaluator.weights, evaluator.params, search.state, search.slot(), NO_BUDGET,
-                                  work.state, work.frames, work.lists)
-            child = search.push_legal(move)
-            if child is None:
-                assert got[3] & ILLEGAL_FLAG and got[1] == 0, (board.fen(), move.uci())
-                outcomes["illegal"] += 1
-                continue
-            assert got[3] == child, (board.fen(), move.uci())
-            if child & IN_CHECK_FLAG:
-                assert got[1] == 0, (board.fen(), move.uci())
-                outcomes["check"] += 1
-            else:
-                count = Count(deepest=ply + 1)
-                expected = reference_qsearch(search, -beta, -alpha, ply + 1, child, count, True)
-                assert got[:3] == (expected, count.nodes, count.deepest), (board.fen(), move.uci())
-                outcomes["searched"] += 1
-            search.pop()
-    assert outcomes["illegal"] > 20 and outcomes["check"] > 20 and outcomes["searched"] > 1000, outcomes
 
 
 def test_the_kernel_stops_at_its_node_budget(data: Path) -> None:

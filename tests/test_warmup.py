@@ -15,10 +15,10 @@ import garfish.engine.warmup as warmup
 assert not warmup.kernels_cached()
 warmup.load_kernels()
 assert warmup.kernels_cached()
-import garfish.engine.nnue as nnue, garfish.engine.checks as checks, garfish.engine.qsearch as qsearch
+import garfish.engine.nnue as nnue, garfish.engine.checks as checks, garfish.engine.tree as tree
 # Every kernel was compiled by a child process and loaded from the cache here: this process, whose
 # threads answer the GUI, compiled none.
-for kernel in (nnue.network_update_kernel, checks.gives_check_kernel, qsearch.leaf_kernel):
+for kernel in (nnue.network_update_kernel, checks.gives_check_kernel, tree.search_kernel):
     assert kernel.stats.cache_hits and not kernel.stats.cache_misses, kernel.stats
 # An engine that waited for another's compile (the lock) finds the cache warm and compiles nothing.
 start = time.perf_counter()
@@ -58,7 +58,10 @@ class Recorder(event.Listener):
 
 event.register("numba:compile", Recorder())
 import garfish.engine.search, garfish.engine.nnue  # what the launcher's set-up compiles
-twice = {name: count for name, count in compiled.items() if count > 1}
+# Numba compiles a function with an object-mode block twice, the second time with the block lifted
+# out: the compiled search's two ways back to Python (engine.tree), each a few lines.
+OBJECT_MODE = {"garfish.engine.tree._poll", "garfish.engine.tree._probe_wdl"}
+twice = {name: count for name, count in compiled.items() if count > (2 if name in OBJECT_MODE else 1)}
 assert not twice, twice
 assert "garfish.engine.nnue.network_update_kernel" in compiled and len(compiled) > 20, compiled
 """

@@ -1,0 +1,1205 @@
+"""The search below the driver, compiled: one Numba kernel searches every node of the tree.
+
+engine.search's Searcher keeps the driver (iterative deepening, aspiration windows, MultiPV and
+searchmoves, the time manager, the info lines, the strength limit, the tablebase root, pondering);
+each of its root searches is one call of search_kernel, which searches the root and every node
+below it (negamax, principal variation search, fail-soft) in the `# Step N.` order below, on its
+own bitboard state, with the quiescence search of engine.qsearch at the horizon. Nothing below the
+root calls Python, except a Syzygy probe (an object-mode block, only with tables set and few pieces).
+
+The state. A row of `pos` per ply holds the position (python-chess's eight bitboards, in
+engine.qsearch's row order, then the castling rights and the Zobrist key), a row of `posi` its side
+to move, en passant square (-1: none), halfmove clock and the evaluation kernel's packed result
+(engine.flags). A child is made by copy-make from its parent's row, exactly as python-chess's push
+makes it (castling in both chesses, en passant, the rights, the clocks), and evaluated into its
+ply's accumulators (engine.nnue, slot = ply) or by the hand-written kernel; a child whose side to
+move could take the king is dropped. The move picker's work (engine.movepick's stages: the TT
+move, the good captures, the killers, the quiet moves, the bad captures; pick_evasions' in check)
+lives in the node's work rows, one set a ply; the killers, the butterfly history and the TT are the
+driver's arrays, which persist between calls.
+
+The control array `ctl` (C_* fields) carries what the driver and the kernel tell each other: the
+node count, the deepest ply, the tablebase hits and the root's best move so far (the kernel's),
+the node limit, the tablebase settings, the table's generation (the driver's), and C_STOP, which
+the driver sets from any thread while the kernel runs without the GIL (Searcher.stop, a ponderhit
+past the time): the kernel reads it at every node. Every few hundred nodes (C_NEXT_POLL) the
+kernel polls the driver in an object-mode block (the clock's hard limit, the caller's stop flag, a
+helper's node count), as the Python search polled. A node limit is exact: the search stops at the
+node that reaches it (C_ABORTED set), and its result then means nothing.
+
+The steps and their order are those of the Python search they replace (tests/reference_search.py
+keeps it as the oracle): `bench` searches the same tree, node for node.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import chess
+import numpy as np
+from numba import njit, objmode
+
+from garfish.engine.bits import (
+    KING_ATTACKS, KNIGHT_ATTACKS, NONE_YET, ONE, PAWN_ATTACKS, U64, ZERO, bishop_attacks, lsb, msb, popcount,
+    rook_attacks,
+)
+from garfish.engine.captures import (
+    _INDEX_SHIFT, _KEY_SHIFT, _SORT_BIAS, CODE_MASK, ESCAPE_BONUS, GOOD_BIT, _attacks, _piece_at, _sort_packed,
+    attacked_pieces_kernel, capture_list_kernel, evasion_order_kernel, quiet_list_kernel,
+)
+from garfish.engine.checks import BETWEEN, check_masks_kernel, gives_check_kernel, threats_kernel
+from garfish.engine.flags import FLAG_BITS, FLAGS_MASK, ILLEGAL_FLAG, IN_CHECK_FLAG, PROMOTION_FLAG
+from garfish.engine.history import HISTORY_MAX, history_bonus
+from garfish.engine.moves import PROMOTION_SHIFT, SQUARE_MASK, TO_SHIFT, decode
+from garfish.engine.qsearch import (
+    BISHOPS, BLACK, KINGS, KNIGHTS, PAWNS, QUEENS, ROOKS, WHITE, QuiescenceWork, _evaluate, _make, _search,
+    _start,
+)
+from garfish.engine.tt import (
+    BOUND_MASK, BOUND_SHIFT, BUCKET_SIZE, DEPTH_MASK, DEPTH_SHIFT, MOVE_MASK, SCORE_MASK, SCORE_SHIFT, VALUE_OFFSET,
+    store_kernel,
+)
+from garfish.engine.types import (
+    DRAW, EXACT, INF, LOWER, MATE, MATE_BOUND, MAX_LISTED_MOVES, MAX_PLY, PIECE_VALUE, TB_WIN, TB_WIN_BOUND, UPPER,
+)
+from garfish.engine.zobrist import zobrist_kernel
+
+if TYPE_CHECKING:
+    from garfish.engine.board import SearchBoard
+    from garfish.engine.history import History
+    from garfish.engine.tt import TranspositionTable
+
+# The search's tuned constants (each step's own, named where it is used).
+RFP_DEPTH = 6              # reverse futility pruning up to this depth ...
+RFP_MARGIN = 110           # ... when eval - margin * depth - (our best piece en prise) still beats beta:
+RFP_MINOR_RISK = 300       # a queen or rook en prise counts its PIECE_VALUE, a knight or bishop this round figure
+NMP_DEPTH = 3              # null-move pruning from this depth
+FUTILITY_DEPTH = 5         # futility pruning of quiet moves up to this depth ...
+FUTILITY_MARGIN = 110      # ... when eval + margin * depth cannot reach alpha
+LMP_BASE = 3               # late move pruning (not in PV nodes): quiets after LMP_BASE + depth^2 moves
+LMR_DEPTH = 3              # late move reductions from this depth ...
+LMR_MOVES = 3              # ... after this many moves
+IIR_DEPTH = 4              # internal iterative reduction from this depth
+QS_CHECKS = True           # quiet checks at the first quiescence ply (delta pruning's margin: engine.qsearch)
+TB_DEPTH_BONUS = 6         # a tablebase score goes to the TT this much deeper than the node (Stockfish's)
+NO_BUDGET = 1 << 62        # the quiescence kernel's node budget without a node limit
+
+# LMR table: reduction for (depth, move number), the usual log * log shape.
+LMR_TABLE = np.array([[int(0.75 + math.log(d) * math.log(m) / 2.25) if d and m else 0 for m in range(64)]
+                      for d in range(64)], dtype=np.int64)
+
+# A row of `pos` (uint64): the eight bitboards (engine.qsearch's order), the castling rights, the key.
+CASTLING, KEY = 8, 9
+POS_FIELDS = 10
+# A row of `posi` (int64): the side to move (1: White), the en passant square, the halfmove clock,
+# the evaluation kernel's packed result.
+P_TURN, P_EP, P_HALFMOVE, P_PACKED = 0, 1, 2, 3
+POSI_FIELDS = 4
+ROWS = MAX_PLY + 4  # plies of the state arrays: the deepest node is at MAX_PLY - 1, its children one more
+
+# The control array (int64): written by the kernel (C_NODES .. C_ABORTED), by the driver (the rest).
+(C_NODES, C_SELDEPTH, C_TBHITS, C_ROOT_BEST, C_ABORTED, C_STOP, C_NODE_LIMIT, C_AGE, C_GAME_KEYS, C_NETWORK,
+ C_CHESS960, C_TB_PIECES, C_TB_DEPTH, C_TB_RULE50, C_HANDLE, C_ROOT_MOVES, C_NEXT_POLL) = range(17)
+CONTROL_FIELDS = 17
+
+# A node's work rows (int64[NODE_ROWS, MAX_LISTED_MOVES], one set a ply): row 0 its picker's state
+# (the L_* fields), row 1 the quiet moves tried (codes), row 2 the capture (or evasion) list, row 3
+# the quiet list. Its row of `masks` (uint64): check_masks_kernel's three, then the capture targets.
+STATE_ROW, TRIED_ROW, CAPTURES_ROW, QUIETS_ROW = range(4)
+NODE_ROWS = 4
+MASK_FIELDS = 4
+# The picker's state: the stage and the next index in its list, the TT move's code (-1: none, or
+# not pseudo-legal here), the killers the killers' stage yields (-1: none), the capture list's
+# length, the quiet list's, in check where the evasion list's good captures and quiet moves end,
+# whether the node is in check (evasions), whether its check masks are made, the quiet moves tried.
+(L_STAGE, L_NEXT, L_TT, L_KILLER1, L_KILLER2, L_CAPTURES, L_QUIETS, L_GOOD_END, L_QUIET_END, L_EVASIONS, L_MASKS,
+ L_TRIED) = range(12)
+# The picker's stages (engine.movepick.Stage).
+TT_STAGE, GOOD_STAGE, KILLER_STAGE, QUIET_STAGE, BAD_STAGE, END_STAGE = range(6)
+
+NO_WDL = 99  # _probe_wdl: the position is not in the tables
+_NO_CODE = np.int64(-1)
+_TRUE, _FALSE = np.bool_(True), np.bool_(False)  # typed, not literals (engine.bits.NONE_YET)
+_ONE = np.int64(1)
+_QS_CHECKS = np.bool_(QS_CHECKS)
+_ALL = U64(chess.BB_ALL)
+_LOW_32 = U64(0xFFFFFFFF)
+_RANK_1, _RANK_8 = U64(chess.BB_RANK_1), U64(chess.BB_RANK_8)
+_E1, _E8 = U64(chess.BB_E1), U64(chess.BB_E8)
+_A1_H1, _A8_H8 = U64(chess.BB_A1 | chess.BB_H1), U64(chess.BB_A8 | chess.BB_H8)
+_DARK, _LIGHT = U64(chess.BB_DARK_SQUARES), U64(chess.BB_LIGHT_SQUARES)
+_PROMOTION_RANK = np.array([chess.BB_RANK_2, chess.BB_RANK_7], dtype=np.uint64)  # by colour: pawns about to promote
+_PAWN_RANK = np.array([chess.BB_RANK_7, chess.BB_RANK_2], dtype=np.uint64)  # by colour: pawns not yet moved
+_LAST_RANKS = U64(chess.BB_RANK_1 | chess.BB_RANK_8)
+_QUEEN_VALUE, _ROOK_VALUE = np.int64(PIECE_VALUE[chess.QUEEN]), np.int64(PIECE_VALUE[chess.ROOK])
+
+
+# ------------------------------------------------------------------------------------ the board
+
+@njit(cache=True)
+def _attacked_by(enemy, sq, occ, pawns, knights, bishops, rooks, queens, kings, turn):
+    """python-chess's attackers_mask(not turn, sq, occ) != 0: does the side not to move (its pieces
+    `enemy`) attack sq, its sliders seeing through the occupancy occ?"""
+    attackers = ((KING_ATTACKS[sq] & kings) | (KNIGHT_ATTACKS[sq] & knights)
+                 | (rook_attacks(sq, occ) & (queens | rooks)) | (bishop_attacks(sq, occ) & (queens | bishops))
+                 | (PAWN_ATTACKS[1 if turn else 0, sq] & pawns))
+    return (attackers & enemy) != ZERO
+
+
+@njit(cache=True)
+def _clean_rights(castling, rooks, kings, black, white, chess960):
+    """python-chess's clean_castling_rights for a board with no move stack: the rights whose rook
+    and king stand where castling needs them (e1/e8 and the corners in standard chess)."""
+    rights = castling & rooks
+    white_rights = rights & _RANK_1 & white
+    black_rights = rights & _RANK_8 & black
+    if not chess960:
+        white_rights &= _A1_H1
+        black_rights &= _A8_H8
+        if not white & kings & _E1:
+            white_rights = ZERO
+        if not black & kings & _E8:
+            black_rights = ZERO
+        return white_rights | black_rights
+    clean = ZERO
+    for side in range(2):
+        own_rights = white_rights if side == 0 else black_rights
+        king = (white & _RANK_1 if side == 0 else black & _RANK_8) & kings
+        if not king or not own_rights:
+            continue
+        a_side = own_rights & (~own_rights + ONE)
+        h_side = ONE << msb(own_rights)
+        if msb(a_side) > msb(king):
+            a_side = ZERO
+        if msb(h_side) < msb(king):
+            h_side = ZERO
+        clean |= a_side | h_side
+    return clean
+
+
+@njit(cache=True)
+def castling_codes(pos, posi, ply, chess960):
+    """python-chess's generate_castling_moves for the side to move of row `ply`, in its order (the
+    h-side first): the two codes (-1: none), as python-chess writes them (e1g1 in standard chess,
+    the king onto its rook in Chess960)."""
+    pawns, knights, bishops = pos[ply, PAWNS], pos[ply, KNIGHTS], pos[ply, BISHOPS]
+    rooks, queens, kings = pos[ply, ROOKS], pos[ply, QUEENS], pos[ply, KINGS]
+    black, white = pos[ply, BLACK], pos[ply, WHITE]
+    turn = posi[ply, P_TURN] != 0
+    first = second = _NO_CODE
+    backrank = _RANK_1 if turn else _RANK_8
+    own = white if turn else black
+    enemy = black if turn else white
+    king = own & kings & backrank
+    if not king:
+        return first, second
+    king &= ~king + ONE
+    king_sq = np.int64(lsb(king))
+    occ = white | black
+    candidates = _clean_rights(pos[ply, CASTLING], rooks, kings, black, white, chess960) & backrank
+    while candidates:
+        candidate = np.int64(msb(candidates))
+        rook = ONE << U64(candidate)
+        candidates ^= rook
+        a_side = rook < king
+        king_to_sq = (2 if a_side else 6) + (0 if turn else 56)
+        rook_to_sq = (3 if a_side else 5) + (0 if turn else 56)
+        king_to = ONE << U64(king_to_sq)
+        rook_to = ONE << U64(rook_to_sq)
+        king_path = BETWEEN[king_sq, king_to_sq]
+        rook_path = BETWEEN[candidate, rook_to_sq]
+        if (occ ^ king ^ rook) & (king_path | rook_path | king_to | rook_to):
+            continue
+        attacked = False
+        path = king_path | king
+        while path:
+            sq = np.int64(msb(path))
+            path ^= ONE << U64(sq)
+            if _attacked_by(enemy, sq, occ ^ king, pawns, knights, bishops, rooks, queens, kings, turn):
+                attacked = True
+                break
+        if attacked or _attacked_by(enemy, king_to_sq, occ ^ king ^ rook ^ rook_to, pawns, knights, bishops, rooks,
+                                    queens, kings, turn):
+            continue
+        to_sq = candidate
+        if not chess960 and (king_sq == 4 or king_sq == 60):  # python-chess's _from_chess960
+            if candidate == king_sq + 3:
+                to_sq = king_sq + 2
+            elif candidate == king_sq - 4:
+                to_sq = king_sq - 2
+        code = king_sq | (to_sq << TO_SHIFT)
+        if first < 0:
+            first = code
+        else:
+            second = code
+    return first, second
+
+
+@njit(cache=True)
+def _is_castling(code, kings, own):
+    """Whether a king's move is castling: onto its own rook (Chess960's form) or by two squares."""
+    from_sq = code & SQUARE_MASK
+    to_sq = (code >> TO_SHIFT) & SQUARE_MASK
+    if not kings & (ONE << U64(from_sq)):
+        return False
+    return bool(own & (ONE << U64(to_sq))) or to_sq - from_sq == 2 or from_sq - to_sq == 2
+
+
+@njit(cache=True)
+def make_move(pos, posi, ply, code, chess960):
+    """Copy-make: row ply + 1 is row ply after the move `code` (pseudo-legal), as python-chess's push
+    (engine.board.SearchBoard.push in standard chess) makes it: bitboards, castling rights, side to
+    move, en passant square and halfmove clock (the key and evaluation are the caller's)."""
+    child = ply + 1
+    turn = posi[ply, P_TURN] != 0
+    us = WHITE if turn else BLACK
+    them = BLACK if turn else WHITE
+    from_sq = code & SQUARE_MASK
+    to_sq = (code >> TO_SHIFT) & SQUARE_MASK
+    from_bb = ONE << U64(from_sq)
+    to_bb = ONE << U64(to_sq)
+    castling = pos[ply, CASTLING]
+    if chess960:
+        castling = _clean_rights(castling, pos[ply, ROOKS], pos[ply, KINGS], pos[ply, BLACK], pos[ply, WHITE],
+                                 chess960)
+    castling &= ~(from_bb | to_bb)
+    ep = posi[ply, P_EP]
+    halfmove = posi[ply, P_HALFMOVE] + 1
+    posi[child, P_TURN] = 0 if turn else 1
+    if pos[ply, KINGS] & from_bb:
+        castling &= ~(_RANK_1 if turn else _RANK_8)
+        if _is_castling(code, pos[ply, KINGS], pos[ply, us]):
+            for i in range(8):
+                pos[child, i] = pos[ply, i]
+            a_side = to_sq < from_sq
+            back = 0 if turn else 56
+            rook_sq = to_sq if pos[ply, us] & to_bb else (back if a_side else back + 7)
+            rook_bb = ONE << U64(rook_sq)
+            king_to = ONE << U64(back + (2 if a_side else 6))
+            rook_to = ONE << U64(back + (3 if a_side else 5))
+            pos[child, KINGS] = (pos[child, KINGS] & ~from_bb) | king_to  # either may not move (Chess960)
+            pos[child, ROOKS] = (pos[child, ROOKS] & ~rook_bb) | rook_to
+            pos[child, us] = (pos[child, us] & ~(from_bb | rook_bb)) | king_to | rook_to
+            pos[child, CASTLING] = castling
+            posi[child, P_EP] = -1
+            posi[child, P_HALFMOVE] = halfmove
+            return
+    if pos[ply, them] & to_bb or pos[ply, PAWNS] & from_bb:  # a capture or a pawn's move
+        halfmove = 0
+    child_ep = _make(pos, ply, child, turn, ep, code)
+    pos[child, CASTLING] = castling
+    posi[child, P_EP] = child_ep
+    posi[child, P_HALFMOVE] = halfmove
+
+
+@njit(cache=True)
+def _make_null(pos, posi, ply):
+    """Row ply + 1 is row ply after a null move: the other side to move, no en passant square."""
+    for i in range(POS_FIELDS):
+        pos[ply + 1, i] = pos[ply, i]
+    posi[ply + 1, P_TURN] = 1 - posi[ply, P_TURN]
+    posi[ply + 1, P_EP] = -1
+    posi[ply + 1, P_HALFMOVE] = posi[ply, P_HALFMOVE] + 1
+
+
+@njit(cache=True)
+def position_key(pos, posi, ply):
+    """The Zobrist key of row ply (engine.zobrist, from its raw castling rights as the search's board has them)."""
+    return zobrist_kernel(pos[ply, PAWNS], pos[ply, KNIGHTS], pos[ply, BISHOPS], pos[ply, ROOKS], pos[ply, QUEENS],
+                          pos[ply, KINGS], pos[ply, BLACK], pos[ply, WHITE], posi[ply, P_TURN] != 0,
+                          pos[ply, CASTLING], posi[ply, P_EP])
+
+
+@njit(cache=True)
+def _insufficient(pos, ply):
+    """python-chess's is_insufficient_material (both sides, by material and bishop colours)."""
+    pawns, knights, bishops = pos[ply, PAWNS], pos[ply, KNIGHTS], pos[ply, BISHOPS]
+    rooks, queens, kings = pos[ply, ROOKS], pos[ply, QUEENS], pos[ply, KINGS]
+    for side in range(2):
+        own = pos[ply, WHITE] if side == 0 else pos[ply, BLACK]
+        other = pos[ply, BLACK] if side == 0 else pos[ply, WHITE]
+        if own & (pawns | rooks | queens):
+            return False
+        if own & knights:
+            if popcount(own) > 2 or other & ~kings & ~queens:
+                return False
+        elif own & bishops:
+            same_colour = not bishops & _DARK or not bishops & _LIGHT
+            if not same_colour or pawns != ZERO or knights != ZERO:
+                return False
+    return True
+
+
+@njit(cache=True)
+def pseudo_legal(code, pos, posi, ply, chess960, scratch):
+    """python-chess's is_pseudo_legal for the move `code` in row ply (a TT move or a killer comes from
+    another position): castling by its rules, a pawn's capture, en passant or promotion looked up in
+    capture_list_kernel's list (written into scratch)."""
+    pawns, knights, bishops = pos[ply, PAWNS], pos[ply, KNIGHTS], pos[ply, BISHOPS]
+    rooks, queens, kings = pos[ply, ROOKS], pos[ply, QUEENS], pos[ply, KINGS]
+    black, white = pos[ply, BLACK], pos[ply, WHITE]
+    turn = posi[ply, P_TURN] != 0
+    from_sq = code & SQUARE_MASK
+    to_sq = (code >> TO_SHIFT) & SQUARE_MASK
+    promotion = code >> PROMOTION_SHIFT
+    from_bb = ONE << U64(from_sq)
+    to_bb = ONE << U64(to_sq)
+    if code == 0:
+        return False
+    own = white if turn else black
+    if not own & from_bb:
+        return False
+    occ = white | black
+    piece = _piece_at(from_bb, pawns, knights, bishops, rooks, queens)
+    if promotion and (piece != 1 or not to_bb & (_RANK_8 if turn else _RANK_1)):
+        return False
+    if piece == 6:
+        first, second = castling_codes(pos, posi, ply, chess960)
+        if code == first or code == second:
+            return True
+    if to_bb & own:
+        return False
+    if piece != 1:
+        return (_attacks(from_sq, piece, occ) & to_bb) != ZERO
+    if not promotion and not to_bb & occ and not to_bb & _LAST_RANKS:
+        step = 8 if turn else -8
+        if to_sq == from_sq + step:
+            return True
+        if (to_sq == from_sq + 2 * step and from_bb & _PAWN_RANK[1 if turn else 0]
+                and not (ONE << U64(from_sq + step)) & occ):
+            return True
+    if promotion and not to_bb & occ and to_sq == from_sq + (8 if turn else -8):
+        return True
+    count = capture_list_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, posi[ply, P_EP],
+                                _ALL, scratch)
+    for i in range(count):
+        if scratch[i] & CODE_MASK == code:
+            return True
+    return False
+
+
+@njit(cache=True)
+def _is_quiet(code, pos, posi, ply):
+    """Not a promotion, nothing on the target, and not a pawn onto the en passant square."""
+    to_sq = (code >> TO_SHIFT) & SQUARE_MASK
+    if code >> PROMOTION_SHIFT:
+        return False
+    turn = posi[ply, P_TURN] != 0
+    if (ONE << U64(to_sq)) & (pos[ply, BLACK] if turn else pos[ply, WHITE]):
+        return False
+    return not (to_sq == posi[ply, P_EP] and pos[ply, PAWNS] & (ONE << U64(code & SQUARE_MASK)))
+
+
+@njit(cache=True)
+def _is_capture(code, pos, posi, ply):
+    """python-chess's is_capture: either square an enemy's, or en passant."""
+    from_sq = code & SQUARE_MASK
+    to_sq = (code >> TO_SHIFT) & SQUARE_MASK
+    from_bb = ONE << U64(from_sq)
+    to_bb = ONE << U64(to_sq)
+    them = pos[ply, BLACK] if posi[ply, P_TURN] != 0 else pos[ply, WHITE]
+    if (from_bb | to_bb) & them:
+        return True
+    diff = to_sq - from_sq
+    return (to_sq == posi[ply, P_EP] and (pos[ply, PAWNS] & from_bb) != ZERO
+            and not (pos[ply, WHITE] | pos[ply, BLACK]) & to_bb and (diff == 7 or diff == 9 or diff == -7
+                                                                     or diff == -9))
+
+
+@njit(cache=True)
+def has_legal_move(pos, posi, ply, chess960, scratch, use_network, weights, params, accumulators):
+    """python-chess's any(generate_legal_moves()) for row ply: some pseudo-legal move (captures and
+    promotions, quiet moves, castling; evasions in check) that leaves the king safe, each made in
+    row ply + 1 and tested by the evaluation's legality flag (its accumulators' slot then holds it)."""
+    pawns, knights, bishops = pos[ply, PAWNS], pos[ply, KNIGHTS], pos[ply, BISHOPS]
+    rooks, queens, kings = pos[ply, ROOKS], pos[ply, QUEENS], pos[ply, KINGS]
+    black, white = pos[ply, BLACK], pos[ply, WHITE]
+    turn = posi[ply, P_TURN] != 0
+    ep = posi[ply, P_EP]
+    for part in range(2):
+        if posi[ply, P_PACKED] & IN_CHECK_FLAG:
+            if part == 1:
+                break
+            _, _, count = evasion_order_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep,
+                                               scratch)
+        elif part == 0:
+            count = capture_list_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, _ALL,
+                                        scratch)
+        else:
+            first, second = castling_codes(pos, posi, ply, chess960)
+            count = quiet_list_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ZERO, ZERO,
+                                      ZERO, False, first, second, _NO_CODE, _NO_CODE, _NO_CODE,
+                                      np.zeros(8192, dtype=np.int64), scratch)
+        for i in range(count):
+            make_move(pos, posi, ply, scratch[i] & CODE_MASK, chess960)
+            packed = _evaluate(pos, ply + 1, posi[ply + 1, P_TURN] != 0, use_network, weights, params, accumulators,
+                               ply + 1)
+            if not packed & ILLEGAL_FLAG:
+                return True
+    return False
+
+
+# --------------------------------------------------------------------------------- the picker
+
+@njit(cache=True)
+def _history_update(history, turn, code, tried, count, bonus):
+    """engine.history's arithmetic: reward the quiet move `code` that cut off, punish the quiet
+    moves tried before it (tried[:count], codes)."""
+    base = 4096 if turn else 0
+    i = base + (code & SQUARE_MASK) * 64 + ((code >> TO_SHIFT) & SQUARE_MASK)
+    history[i] += bonus - history[i] * bonus // HISTORY_MAX
+    for k in range(count):
+        move = tried[k]
+        j = base + (move & SQUARE_MASK) * 64 + ((move >> TO_SHIFT) & SQUARE_MASK)
+        history[j] -= bonus + history[j] * bonus // HISTORY_MAX
+
+
+@njit(cache=True)
+def record_killer(killers, ply, code):
+    """A quiet move cut off at this ply: the first killer, the old first the second (unless the same)."""
+    if killers[ply, 0] != code:
+        killers[ply, 1] = killers[ply, 0]
+        killers[ply, 0] = code
+
+
+@njit(cache=True)
+def capture_targets(pos, posi, ply):
+    """Step 8's capture hints for row ply: only enemy pieces of the kinds the evaluation says are
+    attacked can be captured (and the en passant square); every square in check or with a pawn
+    about to promote."""
+    packed = posi[ply, P_PACKED]
+    flags = packed & FLAGS_MASK
+    if packed & IN_CHECK_FLAG or flags & PROMOTION_FLAG:
+        return _ALL
+    turn = posi[ply, P_TURN] != 0
+    targets = attacked_pieces_kernel(flags, -INF, pos[ply, PAWNS], pos[ply, KNIGHTS], pos[ply, BISHOPS],
+                                     pos[ply, ROOKS], pos[ply, QUEENS]) & (pos[ply, BLACK] if turn else pos[ply, WHITE])
+    if posi[ply, P_EP] >= 0:
+        targets |= ONE << U64(posi[ply, P_EP])
+    return targets
+
+
+@njit(cache=True)
+def start_picker(node, masks, pos, posi, ply, tt_code, targets, masked, chess960):
+    """Set up the picker of the node at row ply (its evaluation's in-check flag chooses the
+    evasions): the TT move (-1: none) kept if pseudo-legal, the capture targets (a superset of the
+    squares it can capture on), and with `masked` the check masks, so that the quiet stage lists
+    only the moves that may give check."""
+    loop = node[STATE_ROW]
+    loop[L_STAGE] = TT_STAGE
+    loop[L_NEXT] = 0
+    loop[L_CAPTURES] = 0
+    loop[L_QUIETS] = 0
+    loop[L_TRIED] = 0
+    loop[L_KILLER1] = -1
+    loop[L_KILLER2] = -1
+    loop[L_EVASIONS] = 1 if posi[ply, P_PACKED] & IN_CHECK_FLAG else 0
+    loop[L_TT] = tt_code if tt_code > 0 and pseudo_legal(tt_code, pos, posi, ply, chess960, node[QUIETS_ROW]) else -1
+    masks[3] = targets
+    loop[L_MASKS] = 0
+    if masked:
+        _make_masks(masks, pos, posi, ply)
+        loop[L_MASKS] = 1
+
+
+@njit(cache=True)
+def _make_masks(masks, pos, posi, ply):
+    """The node's check masks (check_masks_kernel's three) into its row of masks."""
+    masks[0], masks[1], masks[2] = check_masks_kernel(pos[ply, PAWNS], pos[ply, KNIGHTS], pos[ply, BISHOPS],
+                                                      pos[ply, ROOKS], pos[ply, QUEENS], pos[ply, KINGS],
+                                                      pos[ply, BLACK], pos[ply, WHITE], posi[ply, P_TURN] != 0)
+
+
+@njit(cache=True)
+def _usable_killer(code, tt_code, pos, posi, ply, chess960, scratch):
+    """engine.movepick.usable_killer: the killer `code` (-1: none) when its stage yields it (not the
+    TT move, quiet, pseudo-legal here), else -1."""
+    if code < 0 or code == tt_code or code >> PROMOTION_SHIFT or _is_capture(code, pos, posi, ply):
+        return _NO_CODE
+    return code if pseudo_legal(code, pos, posi, ply, chess960, scratch) else _NO_CODE
+
+
+@njit(cache=True)
+def _evasion_quiets(node, loop, tt_code, pos, posi, ply, history):
+    """pick_evasions' quiet stage: the quiet evasions left (not the TT move nor a killer) into the
+    quiet row, sorted as engine.movepick.sort_quiets sorts them (stably: a piece en prise first,
+    then by history); their number."""
+    turn = posi[ply, P_TURN] != 0
+    threatened = threats_kernel(pos[ply, PAWNS], pos[ply, KNIGHTS], pos[ply, BISHOPS], pos[ply, ROOKS],
+                                pos[ply, QUEENS], pos[ply, KINGS], pos[ply, BLACK], pos[ply, WHITE], turn)
+    base = 4096 if turn else 0
+    count = NONE_YET
+    for i in range(loop[L_GOOD_END], loop[L_QUIET_END]):
+        code = node[CAPTURES_ROW, i]
+        if code < 0 or code == tt_code:
+            continue
+        from_sq = code & SQUARE_MASK
+        key = history[base + from_sq * 64 + ((code >> TO_SHIFT) & SQUARE_MASK)]
+        if threatened & (ONE << U64(from_sq)):
+            key += ESCAPE_BONUS
+        node[QUIETS_ROW, count] = ((key + _SORT_BIAS) << _KEY_SHIFT) | ((255 - count) << _INDEX_SHIFT) | code
+        count += 1
+    _sort_packed(node[QUIETS_ROW], count)
+    return count
+
+
+@njit(cache=True)
+def _stage_start(node, masks, pos, posi, ply, killers, history, chess960):
+    """Make the list of the stage the node's picker has just entered (engine.movepick's, lazily: the
+    quiet moves are listed and sorted only when reached, the history then as the moves before left it)."""
+    loop = node[STATE_ROW]
+    stage = loop[L_STAGE]
+    evasions = loop[L_EVASIONS] != 0
+    tt_code = loop[L_TT]
+    pawns, knights, bishops = pos[ply, PAWNS], pos[ply, KNIGHTS], pos[ply, BISHOPS]
+    rooks, queens, kings = pos[ply, ROOKS], pos[ply, QUEENS], pos[ply, KINGS]
+    black, white = pos[ply, BLACK], pos[ply, WHITE]
+    turn = posi[ply, P_TURN] != 0
+    ep = posi[ply, P_EP]
+    if stage == GOOD_STAGE:
+        if evasions:  # the evasions, grouped (engine.movepick.pick_evasions)
+            loop[L_GOOD_END], loop[L_QUIET_END], loop[L_CAPTURES] = evasion_order_kernel(
+                pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, node[CAPTURES_ROW])
+        elif masks[3]:
+            loop[L_CAPTURES] = capture_list_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn,
+                                                   ep, masks[3], node[CAPTURES_ROW])
+    elif stage == KILLER_STAGE:
+        killer1 = killers[ply, 0]
+        killer2 = killers[ply, 1]
+        if evasions:  # the killers that are quiet evasions (not the TT move), taken out of them
+            found1 = found2 = _NO_CODE
+            for which in range(2):
+                killer = killer1 if which == 0 else killer2
+                if killer < 0 or killer == tt_code:
+                    continue
+                for i in range(loop[L_GOOD_END], loop[L_QUIET_END]):
+                    if node[CAPTURES_ROW, i] == killer:
+                        node[CAPTURES_ROW, i] = _NO_CODE
+                        if found1 < 0:
+                            found1 = killer
+                        else:
+                            found2 = killer
+                        break
+            loop[L_KILLER1], loop[L_KILLER2] = found1, found2
+        else:
+            first = _usable_killer(killer1, tt_code, pos, posi, ply, chess960, node[QUIETS_ROW])
+            second = _NO_CODE
+            if killer2 != first:
+                second = _usable_killer(killer2, tt_code, pos, posi, ply, chess960, node[QUIETS_ROW])
+            loop[L_KILLER1], loop[L_KILLER2] = first, second
+    elif stage == QUIET_STAGE:
+        if evasions:
+            loop[L_QUIETS] = _evasion_quiets(node, loop, tt_code, pos, posi, ply, history)
+        else:
+            castle_a = castle_b = _NO_CODE
+            masked = loop[L_MASKS] != 0
+            if not masked and pos[ply, CASTLING] & (_RANK_1 if turn else _RANK_8):
+                castle_a, castle_b = castling_codes(pos, posi, ply, chess960)
+            loop[L_QUIETS] = quiet_list_kernel(
+                pawns, knights, bishops, rooks, queens, kings, black, white, turn, masks[0], masks[1], masks[2],
+                masked, castle_a, castle_b, tt_code, loop[L_KILLER1], loop[L_KILLER2], history, node[QUIETS_ROW])
+
+
+@njit(cache=True)
+def next_move(node, masks, pos, posi, ply, killers, history, chess960):
+    """The node's next move by the picker's stages (engine.movepick.pick_moves, pick_evasions in
+    check), every pseudo-legal move once; -1 when none is left."""
+    loop = node[STATE_ROW]
+    evasions = loop[L_EVASIONS] != 0
+    tt_code = loop[L_TT]
+    while True:
+        stage = loop[L_STAGE]
+        index = loop[L_NEXT]
+        if stage == END_STAGE:
+            return _NO_CODE
+        if index == 0:
+            _stage_start(node, masks, pos, posi, ply, killers, history, chess960)
+        loop[L_NEXT] = index + 1
+        code = _NO_CODE
+        if stage == TT_STAGE:
+            if index == 0:
+                code = tt_code
+            else:
+                code = -2  # the stage's end
+        elif stage == GOOD_STAGE:
+            end = loop[L_GOOD_END] if evasions else loop[L_CAPTURES]
+            if index >= end:
+                code = -2
+            else:
+                entry = node[CAPTURES_ROW, index]
+                if evasions or entry & GOOD_BIT:
+                    code = entry & CODE_MASK
+        elif stage == KILLER_STAGE:
+            if index == 0:
+                code = loop[L_KILLER1]
+            elif index == 1:
+                code = loop[L_KILLER2]
+            else:
+                code = -2
+        elif stage == QUIET_STAGE:
+            code = node[QUIETS_ROW, index] & CODE_MASK if index < loop[L_QUIETS] else -2
+        else:  # BAD_STAGE
+            at = loop[L_QUIET_END] + index if evasions else index
+            if at >= loop[L_CAPTURES]:
+                code = -2
+            else:
+                entry = node[CAPTURES_ROW, at]
+                if evasions or not entry & GOOD_BIT:
+                    code = entry & CODE_MASK
+        if code == -2:
+            loop[L_STAGE] = stage + 1
+            loop[L_NEXT] = 0
+            continue
+        if code < 0:
+            continue
+        if (stage == GOOD_STAGE or stage == BAD_STAGE) and code == tt_code:
+            continue
+        return code
+
+
+# ----------------------------------------------------------------------------- back to Python
+
+# The searches running a kernel, by the handle the driver puts in C_HANDLE (a kernel cannot hold a
+# Python object): engine.search.Searcher registers itself for its search's duration. Its poll
+# (the clock, the stop flag, a helper's node count) and its tablebases are reached through it.
+SEARCHES: dict = {}
+
+
+def poll_object(handle: int, nodes: int) -> int:
+    """The search's poll at `nodes` (engine.search.Searcher.poll): 1 when it must stop, else 0."""
+    search = SEARCHES.get(handle)
+    return 0 if search is None else int(search.poll(int(nodes)))
+
+
+def probe_wdl_object(handle: int, pawns: int, knights: int, bishops: int, rooks: int, queens: int, kings: int,
+                     black: int, white: int, turn: bool, ep: int, halfmove: int) -> int:
+    """The search's tables' WDL of the position (engine.syzygy.Tablebases.probe_wdl), NO_WDL when
+    not in them."""
+    search = SEARCHES.get(handle)
+    tablebase = None if search is None else search.tablebase
+    if tablebase is None:
+        return NO_WDL
+    board = chess.Board(None)
+    board.pawns, board.knights, board.bishops = int(pawns), int(knights), int(bishops)
+    board.rooks, board.queens, board.kings = int(rooks), int(queens), int(kings)
+    board.occupied_co[chess.BLACK], board.occupied_co[chess.WHITE] = int(black), int(white)
+    board.occupied = int(black) | int(white)
+    board.turn = bool(turn)
+    board.castling_rights = 0
+    board.ep_square = int(ep) if ep >= 0 else None
+    board.halfmove_clock = int(halfmove)
+    wdl = tablebase.probe_wdl(board)
+    return NO_WDL if wdl is None else int(wdl)
+
+
+@njit(cache=True)
+def _poll(ctl):
+    """poll_object out of the compiled code (every few hundred nodes): whether the search must stop."""
+    handle = ctl[C_HANDLE]
+    nodes = ctl[C_NODES]
+    with objmode(stop="int64"):
+        stop = poll_object(handle, nodes)
+    return stop != 0
+
+
+@njit(cache=True)
+def _probe_wdl(ctl, pos, posi, ply):
+    """probe_wdl_object for row ply, out of the compiled code (rare: few pieces, tables set)."""
+    handle = ctl[C_HANDLE]
+    pawns, knights, bishops = pos[ply, PAWNS], pos[ply, KNIGHTS], pos[ply, BISHOPS]
+    rooks, queens, kings = pos[ply, ROOKS], pos[ply, QUEENS], pos[ply, KINGS]
+    black, white = pos[ply, BLACK], pos[ply, WHITE]
+    turn = posi[ply, P_TURN] != 0
+    ep = posi[ply, P_EP]
+    halfmove = posi[ply, P_HALFMOVE]
+    with objmode(wdl="int64"):
+        wdl = probe_wdl_object(handle, pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, halfmove)
+    return wdl
+
+
+@njit(cache=True)
+def _count(ctl, nodes):
+    """Add nodes to the search's count; whether it must stop now (ctl[C_ABORTED] then set): the
+    node limit reached, a stop (C_STOP, set by the driver), or the poll's verdict when one is due."""
+    ctl[C_NODES] += nodes
+    limit = ctl[C_NODE_LIMIT]
+    if (limit and ctl[C_NODES] >= limit) or ctl[C_STOP] or (ctl[C_NODES] >= ctl[C_NEXT_POLL] and _poll(ctl)):
+        ctl[C_ABORTED] = 1
+        return True
+    return False
+
+
+# --------------------------------------------------------------------------------- the search
+
+@njit(cache=True)
+def _qsearch(w, ply, alpha, beta):
+    """The quiescence search of row ply (engine.qsearch), with the first ply's quiet checks: its score;
+    its nodes counted (the search aborted at the node limit)."""
+    (pos, posi, tt_keys, tt_data, history, killers, keys, pv, pv_len, rows, masks, qstate, qframes, qlists,
+     weights, params, accumulators, root_moves, ctl) = w
+    for i in range(8):
+        qstate[0, i] = pos[ply, i]
+    _start(qframes, posi[ply, P_TURN] != 0, posi[ply, P_EP], posi[ply, P_PACKED], alpha, beta, _QS_CHECKS)
+    limit = ctl[C_NODE_LIMIT]
+    budget = limit - ctl[C_NODES] if limit else NO_BUDGET
+    score, nodes, deepest = _search(ply, ctl[C_NETWORK] != 0, weights, params, accumulators, ply, budget, qstate,
+                                    qframes, qlists)
+    if deepest > ctl[C_SELDEPTH]:
+        ctl[C_SELDEPTH] = deepest
+    _count(ctl, nodes)
+    return score
+
+
+@njit(cache=True)
+def _tt_probe(tt_keys, tt_data, key):
+    """The TT's entry for key (engine.tt's layout), 0 when absent."""
+    i = np.int64(((key & _LOW_32) * U64(tt_keys.shape[0] // BUCKET_SIZE)) >> U64(32)) * BUCKET_SIZE
+    if tt_keys[i] ^ tt_data[i] == key:
+        return tt_data[i]
+    if tt_keys[i + 1] ^ tt_data[i + 1] == key:
+        return tt_data[i + 1]
+    return ZERO
+
+
+@njit(cache=True)
+def _value_to_tt(score, ply):
+    """Make a mate or tablebase score relative to the node before storing it (engine.types)."""
+    if score >= TB_WIN_BOUND:
+        return score + ply
+    if score <= -TB_WIN_BOUND:
+        return score - ply
+    return score
+
+
+@njit(cache=True)
+def _value_at_risk(pos, posi, ply):
+    """Step 5: what the side to move stands to lose at once, its most valuable piece en prise
+    (threats_kernel): a queen or rook by PIECE_VALUE, a minor RFP_MINOR_RISK; 0 if none."""
+    threatened = threats_kernel(pos[ply, PAWNS], pos[ply, KNIGHTS], pos[ply, BISHOPS], pos[ply, ROOKS],
+                                pos[ply, QUEENS], pos[ply, KINGS], pos[ply, BLACK], pos[ply, WHITE],
+                                posi[ply, P_TURN] != 0)
+    if not threatened:
+        return NONE_YET
+    if threatened & pos[ply, QUEENS]:
+        return _QUEEN_VALUE
+    return _ROOK_VALUE if threatened & pos[ply, ROOKS] else np.int64(RFP_MINOR_RISK)
+
+
+@njit(cache=True)
+def _quiet_gives_check(code, masks, pos, posi, ply):
+    """Step 9: does this quiet move give check? Only a move of a discoverer, or of a reacher onto a
+    checking square (the node's check masks), may; those are tested by gives_check_kernel (a king
+    never: castling's rook is not looked at)."""
+    from_sq = code & SQUARE_MASK
+    to_sq = (code >> TO_SHIFT) & SQUARE_MASK
+    from_bb = ONE << U64(from_sq)
+    to_bb = ONE << U64(to_sq)
+    if not from_bb & masks[1] and not (to_bb & masks[0] and from_bb & masks[2]):
+        return False
+    piece = _piece_at(from_bb, pos[ply, PAWNS], pos[ply, KNIGHTS], pos[ply, BISHOPS], pos[ply, ROOKS], pos[ply, QUEENS])
+    if piece == 6:
+        return False
+    return gives_check_kernel(pos[ply, PAWNS], pos[ply, KNIGHTS], pos[ply, BISHOPS], pos[ply, ROOKS], pos[ply, QUEENS],
+                              pos[ply, KINGS], pos[ply, BLACK], pos[ply, WHITE], posi[ply, P_TURN] != 0, from_sq,
+                              to_sq, piece, NONE_YET)
+
+
+@njit(cache=True)
+def _node_entry(w, ply, in_check, key, barrier):
+    """Step 2 of a node below the root: a draw by repetition (against the game's keys and the
+    tree's, back to the last irreversible move or null move), by the fifty-move rule or by bare
+    material: True when it is one."""
+    (pos, posi, tt_keys, tt_data, history, killers, keys, pv, pv_len, rows, masks, qstate, qframes, qlists,
+     weights, params, accumulators, root_moves, ctl) = w
+    halfmove = posi[ply, P_HALFMOVE]
+    if halfmove >= 4:
+        n = ctl[C_GAME_KEYS] + ply
+        lowest = max(n - halfmove, barrier)
+        i = n - 4
+        while i >= lowest:
+            if keys[i] == key:
+                return True
+            i -= 2
+        if halfmove >= 100 and (not in_check or has_legal_move(pos, posi, ply, ctl[C_CHESS960] != 0,
+                                                               rows[ply, QUIETS_ROW], ctl[C_NETWORK] != 0, weights,
+                                                               params, accumulators)):
+            return True
+    return popcount(pos[ply, WHITE] | pos[ply, BLACK]) <= 4 and _insufficient(pos, ply)
+
+
+@njit(cache=True)
+def negamax(w, depth, alpha, beta, ply, pv_node, null_ok, barrier):
+    """Fail-soft principal variation search of row ply; the score from its side to move's view
+    (meaningless once ctl[C_ABORTED] is set). barrier: the first index of `keys` a repetition may
+    reach (past the last null move)."""
+    (pos, posi, tt_keys, tt_data, history, killers, keys, pv, pv_len, rows, masks, qstate, qframes, qlists,
+     weights, params, accumulators, root_moves, ctl) = w
+    # Step 1. At the horizon, resolve captures with the quiescence search.
+    if depth <= 0:
+        return _qsearch(w, ply, alpha, beta)
+    if _count(ctl, _ONE):
+        return 0
+    if pv_node:
+        pv_len[ply] = 0
+        if ply > ctl[C_SELDEPTH]:
+            ctl[C_SELDEPTH] = ply
+    root = ply == 0
+    packed = posi[ply, P_PACKED]
+    in_check = (packed & IN_CHECK_FLAG) != 0
+    turn = posi[ply, P_TURN] != 0
+    chess960 = ctl[C_CHESS960] != 0
+    key = position_key(pos, posi, ply)
+    pos[ply, KEY] = key
+    tb_floor = -INF  # the tablebases' bounds on a PV node's score (step 3b)
+    tb_cap = INF
+
+    # Step 2. Draws (repetition, fifty moves, bare material) and mate-distance pruning.
+    if not root:
+        if _node_entry(w, ply, in_check, key, barrier):
+            return DRAW
+        if ply >= MAX_PLY - 1:
+            return packed >> FLAG_BITS
+        if alpha < ply - MATE:  # mated_in(ply): no line here can be worse
+            alpha = ply - MATE
+        if beta > MATE - ply - 1:  # mate_in(ply + 1): nor better
+            beta = MATE - ply - 1
+        if alpha >= beta:
+            return alpha
+
+    # Step 3. Transposition table: a cut-off outside PV nodes, else a move to try first.
+    entry = _tt_probe(tt_keys, tt_data, key)
+    tt_code = np.int64(entry & U64(MOVE_MASK))
+    if entry and not pv_node and np.int64((entry >> U64(DEPTH_SHIFT)) & U64(DEPTH_MASK)) >= depth:
+        tt_score = np.int64((entry >> U64(SCORE_SHIFT)) & U64(SCORE_MASK)) - VALUE_OFFSET
+        if tt_score >= TB_WIN_BOUND:  # value_from_tt
+            tt_score -= ply
+        elif tt_score <= -TB_WIN_BOUND:
+            tt_score += ply
+        tt_bound = np.int64((entry >> U64(BOUND_SHIFT)) & U64(BOUND_MASK))
+        if (tt_bound == EXACT or (tt_bound == LOWER and tt_score >= beta)
+                or (tt_bound == UPPER and tt_score <= alpha)):
+            return tt_score
+
+    # Step 3b. Tablebases (Stockfish's step 5): right after a capture or pawn move, with few enough
+    # pieces, the WDL tables score the node; the score is returned when its bound cuts off, and
+    # bounds the search of a PV node otherwise.
+    tb_pieces = ctl[C_TB_PIECES]
+    if tb_pieces and posi[ply, P_HALFMOVE] == 0 and not root:
+        pieces = np.int64(popcount(pos[ply, WHITE] | pos[ply, BLACK]))
+        if pieces <= tb_pieces and not pos[ply, CASTLING] and not (pieces == tb_pieces and depth < ctl[C_TB_DEPTH]):
+            wdl = _probe_wdl(ctl, pos, posi, ply)
+            if wdl != NO_WDL:
+                ctl[C_TBHITS] += 1
+                draw = 1 if ctl[C_TB_RULE50] else 0  # with the rule, 1 and -1 are draws
+                if wdl > draw:
+                    value, bound = TB_WIN - ply, LOWER
+                elif wdl < -draw:
+                    value, bound = ply - TB_WIN, UPPER
+                else:
+                    value, bound = DRAW + 2 * wdl * draw, EXACT
+                if bound == EXACT or (value >= beta if bound == LOWER else value <= alpha):
+                    store_kernel(tt_keys, tt_data, key, NONE_YET, _value_to_tt(value, ply),
+                                 min(MAX_PLY - 1, depth + TB_DEPTH_BONUS), np.int64(bound), ctl[C_AGE])
+                    return value
+                if pv_node:
+                    if bound == LOWER:
+                        tb_floor = value
+                        alpha = max(alpha, value)
+                    else:
+                        tb_cap = value
+
+    # Step 4. Static evaluation, for the pruning decisions below.
+    static_eval = -INF if in_check else packed >> FLAG_BITS
+
+    if not pv_node and not in_check:
+        # Step 5. Reverse futility pruning: far above beta at low depth, even after losing our best
+        # piece en prise, assume a cut.
+        if depth <= RFP_DEPTH and beta > -MATE_BOUND:
+            surplus = static_eval - RFP_MARGIN * depth - beta
+            if surplus >= 0 and surplus >= _value_at_risk(pos, posi, ply):
+                return static_eval
+        # Step 6. Null move pruning: give a free move; if still >= beta, cut. Not with pawns and at
+        # most one minor piece, where zugzwang is common (a lone bishop whose every move lets a
+        # mate in: the passing move would hide it).
+        if null_ok and depth >= NMP_DEPTH and static_eval >= beta:
+            pieces_bb = (pos[ply, WHITE] if turn else pos[ply, BLACK]) & ~(pos[ply, PAWNS] | pos[ply, KINGS])
+            if pieces_bb & (pieces_bb - ONE) or pieces_bb & (pos[ply, ROOKS] | pos[ply, QUEENS]):
+                reduction = 3 + depth // 4 + min((static_eval - beta) // 200, 3)
+                keys[ctl[C_GAME_KEYS] + ply] = key
+                _make_null(pos, posi, ply)
+                posi[ply + 1, P_PACKED] = _evaluate(pos, ply + 1, not turn, ctl[C_NETWORK] != 0, weights, params,
+                                                    accumulators, ply + 1)
+                score = -negamax(w, depth - 1 - reduction, -beta, -beta + 1, ply + 1, _FALSE, _FALSE,
+                                 ctl[C_GAME_KEYS] + ply + 1)
+                if ctl[C_ABORTED]:
+                    return 0
+                if score >= beta:
+                    return beta if score >= MATE_BOUND else score
+
+    # Step 7. Internal iterative reduction: without a TT move, search a ply less.
+    if tt_code == 0 and depth >= IIR_DEPTH:
+        depth -= 1
+
+    # Step 8. The move loop, its moves by the picker (the capture hints after the cut-offs above,
+    # which need none).
+    node = rows[ply]
+    node_masks = masks[ply]
+    futile = not root and not in_check and depth <= FUTILITY_DEPTH and static_eval + FUTILITY_MARGIN * depth <= alpha
+    # Every quiet move of a futile node but a check will be pruned: its quiet stage lists only possible checks.
+    start_picker(node, node_masks, pos, posi, ply, tt_code, capture_targets(pos, posi, ply), futile, chess960)
+    loop = node[STATE_ROW]
+    alpha_orig = alpha
+    best_score = -INF
+    best_code = _NO_CODE
+    searched = 0  # legal moves searched (pruned and illegal ones are not counted)
+    prune_ok = not root and not in_check
+    lmp_limit = LMP_BASE + depth * depth
+    keys[ctl[C_GAME_KEYS] + ply] = key
+    us_seventh = _PROMOTION_RANK[1 if turn else 0]
+    root_count = ctl[C_ROOT_MOVES]
+    network = ctl[C_NETWORK] != 0
+    while True:
+        code = next_move(node, node_masks, pos, posi, ply, killers, history, chess960)
+        if code < 0:
+            break
+        if root and root_count >= 0:
+            wanted = False
+            for i in range(root_count):
+                if root_moves[i] == code:
+                    wanted = True
+                    break
+            if not wanted:
+                continue
+        is_quiet = _is_quiet(code, pos, posi, ply)
+        # Step 9. Shallow-depth pruning of quiet moves (not checks) once a move has been searched.
+        if (prune_ok and is_quiet and best_score > -MATE_BOUND
+                and (futile or (depth <= 3 and not pv_node and searched >= lmp_limit))):
+            if loop[L_MASKS] == 0:  # late move pruning has begun: most quiets will go
+                _make_masks(node_masks, pos, posi, ply)
+                loop[L_MASKS] = 1
+            if not _quiet_gives_check(code, node_masks, pos, posi, ply):
+                continue
+        make_move(pos, posi, ply, code, chess960)
+        child = _evaluate(pos, ply + 1, not turn, network, weights, params, accumulators, ply + 1)
+        if child & ILLEGAL_FLAG:  # pseudo-legal, and it leaves our king attacked
+            continue
+        posi[ply + 1, P_PACKED] = child
+        gives_check = (child & IN_CHECK_FLAG) != 0
+        if pv_node:
+            pv_len[ply + 1] = 0
+        # Extensions: a check, and a pawn stepping onto its seventh rank (it stands on its square now).
+        to_bb = ONE << U64((code >> TO_SHIFT) & SQUARE_MASK)
+        extend = gives_check or ((to_bb & us_seventh) != ZERO and (pos[ply + 1, PAWNS] & to_bb) != ZERO)
+        new_depth = depth - 1 + (1 if extend else 0)
+        if searched == 0:
+            score = -negamax(w, new_depth, -beta, -alpha, ply + 1, pv_node, _TRUE, barrier)
+        else:
+            # Step 10. Late move reductions, then a null-window search, re-searched on success.
+            reduction = 0
+            if depth >= LMR_DEPTH and searched >= LMR_MOVES and is_quiet and not in_check and not gives_check:
+                reduction = LMR_TABLE[min(depth, 63), min(searched, 63)]
+                if pv_node:
+                    reduction -= 1
+                if code == killers[ply, 0] or code == killers[ply, 1]:
+                    reduction -= 1
+                reduction = max(0, min(reduction, new_depth - 1))
+            score = -negamax(w, new_depth - reduction, -alpha - 1, -alpha, ply + 1, _FALSE, _TRUE, barrier)
+            if ctl[C_ABORTED]:
+                return 0
+            if score > alpha and reduction:
+                score = -negamax(w, new_depth, -alpha - 1, -alpha, ply + 1, _FALSE, _TRUE, barrier)
+                if ctl[C_ABORTED]:
+                    return 0
+            if pv_node and alpha < score < beta:
+                score = -negamax(w, new_depth, -beta, -alpha, ply + 1, _TRUE, _TRUE, barrier)
+        if ctl[C_ABORTED]:
+            return 0
+        searched += 1
+
+        if score > best_score:
+            best_score = score
+            if score > alpha:
+                best_code = code
+                if pv_node:
+                    pv[ply, 0] = code
+                    length = pv_len[ply + 1]
+                    for i in range(length):
+                        pv[ply, i + 1] = pv[ply + 1, i]
+                    pv_len[ply] = length + 1
+                if root:
+                    ctl[C_ROOT_BEST] = code
+                if score >= beta:
+                    if is_quiet:
+                        _history_update(history, turn, code, node[TRIED_ROW], loop[L_TRIED],
+                                        history_bonus(depth))
+                        record_killer(killers, ply, code)
+                    break
+                alpha = score
+        if is_quiet:
+            node[TRIED_ROW, loop[L_TRIED]] = code
+            loop[L_TRIED] += 1
+
+    # Step 11. No legal move: mate or stalemate. (A futile node saw only some quiet moves: if it
+    # saw none at all, ask whether any legal move exists.)
+    if searched == 0:
+        if futile and has_legal_move(pos, posi, ply, chess960, node[QUIETS_ROW], network, weights, params,
+                                     accumulators):
+            return static_eval
+        return ply - MATE if in_check else DRAW
+    if pv_node:
+        best_score = min(max(best_score, tb_floor), tb_cap)
+
+    # Step 12. Remember the result.
+    if best_score >= beta:
+        bound = LOWER
+    elif best_code >= 0 and best_score > alpha_orig:
+        bound = EXACT
+    else:
+        bound = UPPER
+    store_kernel(tt_keys, tt_data, key, best_code if best_code >= 0 else NONE_YET, _value_to_tt(best_score, ply),
+                 depth, np.int64(bound), ctl[C_AGE])
+    return best_score
+
+
+WORK_TYPES = ("Tuple((uint64[:, ::1], int64[:, ::1], uint64[::1], uint64[::1], int64[::1], int64[:, ::1], "
+              "uint64[::1], int64[:, ::1], int64[::1], int64[:, :, ::1], uint64[:, ::1], uint64[:, ::1], "
+              "int64[:, ::1], int64[:, ::1], int16[:, ::1], int64[::1], int32[:, ::1], int64[::1], int64[::1]))")
+
+
+@njit(f"int64({WORK_TYPES}, int64, int64, int64)", cache=True, nogil=True)
+def search_kernel(w, depth, alpha, beta):
+    """Search the root (row 0 of the state, its packed evaluation in posi[0, P_PACKED] and its
+    accumulators in slot 0) to `depth` within (alpha, beta), as a PV node: its score (meaningless
+    when ctl[C_ABORTED] is set). w: the work arrays (TreeWork.arrays): the state, the TT's keys and
+    data, the history, the killers, the game's keys then the tree's, the principal variations and
+    their lengths, the nodes' work rows and masks, engine.qsearch's work arrays, the network's
+    weights, parameters and accumulators, the root moves to search (ctl[C_ROOT_MOVES] of them; -1:
+    all) and the control array."""
+    return negamax(w, depth, alpha, beta, NONE_YET, _TRUE, _FALSE, NONE_YET)
+
+
+@njit(f"int64({WORK_TYPES}, int64, int64, uint64, boolean, int64[::1])", cache=True, nogil=True)
+def picker_kernel(w, ply, tt_code, targets, masked, out):
+    """The moves of row ply in the picker's order (start_picker's arguments; the killers and the
+    history as the arrays hold them), written into out: their number. The search's first move at
+    the root, and the picker's test against its Python reference."""
+    (pos, posi, tt_keys, tt_data, history, killers, keys, pv, pv_len, rows, masks, qstate, qframes, qlists,
+     weights, params, accumulators, root_moves, ctl) = w
+    chess960 = ctl[C_CHESS960] != 0
+    start_picker(rows[ply], masks[ply], pos, posi, ply, tt_code, targets, masked, chess960)
+    count = NONE_YET
+    while True:
+        code = next_move(rows[ply], masks[ply], pos, posi, ply, killers, history, chess960)
+        if code < 0:
+            return count
+        out[count] = code
+        count += 1
+
+
+@njit(cache=True)
+def _perft(w, ply, depth, hints, recent):
+    """perft_kernel's recursion at row ply (its evaluation in posi[ply, P_PACKED])."""
+    (pos, posi, tt_keys, tt_data, history, killers, keys, pv, pv_len, rows, masks, qstate, qframes, qlists,
+     weights, params, accumulators, root_moves, ctl) = w
+    chess960 = ctl[C_CHESS960] != 0
+    tt_code = _NO_CODE
+    killers[ply, 0] = killers[ply, 1] = _NO_CODE
+    if hints and ply >= 2:
+        tt_code = recent[ply - 2, 0]
+        killers[ply, 0] = recent[ply - 2, 1]
+        killers[ply, 1] = recent[ply - 2, 2]
+    start_picker(rows[ply], masks[ply], pos, posi, ply, tt_code, _ALL, _FALSE, chess960)
+    nodes = NONE_YET
+    turn = posi[ply, P_TURN] != 0
+    while True:
+        code = next_move(rows[ply], masks[ply], pos, posi, ply, killers, history, chess960)
+        if code < 0:
+            return nodes
+        make_move(pos, posi, ply, code, chess960)
+        child = _evaluate(pos, ply + 1, not turn, _FALSE, weights, params, accumulators, ply + 1)
+        if child & ILLEGAL_FLAG:
+            continue
+        posi[ply + 1, P_PACKED] = child
+        nodes += _perft(w, ply + 1, depth - 1, hints, recent) if depth > 1 else 1
+        if hints:
+            recent[ply, 2] = recent[ply, 1]
+            recent[ply, 1] = recent[ply, 0]
+            recent[ply, 0] = code
+
+
+@njit(f"int64({WORK_TYPES}, int64, boolean, int64[:, ::1])", cache=True, nogil=True)
+def perft_kernel(w, depth, hints, recent):
+    """Perft of row 0 (its evaluation by the hand-written kernel in posi[0, P_PACKED]) through the
+    search's own move path: the picker's stages (every capture target), make_move, and the
+    evaluation kernel's legality test. hints: each node gets a TT move and two killers as the
+    search would, the moves played two plies up (recent: int64 [ROWS, 3], -1), so that the
+    picker's validation and de-duplication are counted too."""
+    if depth <= 0:
+        return np.int64(1)
+    return _perft(w, NONE_YET, depth, hints, recent)
+
+
+class TreeWork:
+    """One searcher's arrays for search_kernel: the state, the picker's rows, the principal
+    variations, the keys, the control array, engine.qsearch's work, and the evaluation's (the
+    network's accumulators, or stand-ins of the right types for the hand-written evaluation)."""
+
+    def __init__(self, history: "History") -> None:
+        self.history = history
+        self.pos = np.zeros((ROWS, POS_FIELDS), dtype=np.uint64)
+        self.posi = np.zeros((ROWS, POSI_FIELDS), dtype=np.int64)
+        self.pv = np.zeros((ROWS, ROWS), dtype=np.int64)
+        self.pv_len = np.zeros(ROWS, dtype=np.int64)
+        self.rows = np.zeros((ROWS, NODE_ROWS, MAX_LISTED_MOVES), dtype=np.int64)
+        self.masks = np.zeros((ROWS, MASK_FIELDS), dtype=np.uint64)
+        self.keys = np.zeros(ROWS, dtype=np.uint64)
+        self.root_moves = np.zeros(MAX_LISTED_MOVES, dtype=np.int64)
+        self.ctl = np.zeros(CONTROL_FIELDS, dtype=np.int64)
+        self.quiescence = QuiescenceWork()
+        self.accumulators = self.quiescence.no_accumulators
+        self.arrays: tuple = ()
+        self.root: "SearchBoard | None" = None
+
+    def begin(self, tt: "TranspositionTable", root: "SearchBoard", game_keys: list[int], network: bool) -> None:
+        """Set up a search of the root with the table tt: its position in row 0 (the board's castling
+        rights, clean), the game's keys (the positions before it), a fresh control array (a stop
+        meant for the last search stays with it), the evaluation (network: the root board's)."""
+        self.root = root
+        needed = len(game_keys) + ROWS
+        if self.keys.shape[0] < needed:
+            self.keys = np.zeros(needed, dtype=np.uint64)
+        self.keys[:len(game_keys)] = game_keys
+        self.ctl = ctl = np.zeros(CONTROL_FIELDS, dtype=np.int64)
+        ctl[C_ROOT_BEST] = -1
+        ctl[C_ROOT_MOVES] = -1
+        ctl[C_AGE] = tt.age
+        ctl[C_GAME_KEYS] = len(game_keys)
+        ctl[C_NETWORK] = 1 if network else 0
+        ctl[C_CHESS960] = 1 if root.chess960 else 0
+        black, white = root.occupied_co
+        self.pos[0, :8] = (root.pawns, root.knights, root.bishops, root.rooks, root.queens, root.kings, black, white)
+        self.pos[0, CASTLING] = root.castling_rights
+        ep = root.ep_square
+        self.posi[0, :3] = (1 if root.turn else 0, -1 if ep is None else ep, root.halfmove_clock)
+        quiescence = self.quiescence
+        if network:
+            weights, params, self.accumulators = root.weights, root.params, root.state  # type: ignore[attr-defined]
+        else:
+            weights, params, self.accumulators = quiescence.no_weights, quiescence.no_params, quiescence.no_accumulators
+        self.arrays = (self.pos, self.posi, tt.keys, tt.data, self.history.table, self.history.killers,
+                       self.keys, self.pv, self.pv_len, self.rows, self.masks, quiescence.state, quiescence.frames,
+                       quiescence.lists, weights, params, self.accumulators, self.root_moves, ctl)
+
+    def set_root(self) -> None:
+        """The root's evaluation (its accumulators made in slot 0), before a search of it."""
+        assert self.root is not None  # begin() set it
+        self.posi[0, P_PACKED] = self.root.evaluate_packed()
+
+    def picker_order(self, tt_code: int) -> list[chess.Move]:
+        """The root's pseudo-legal moves in the picker's order (its TT move `tt_code`, 0: none; every
+        capture target; the killers as they are): the search's move before depth 1 has one."""
+        self.set_root()
+        codes = np.zeros(MAX_LISTED_MOVES, dtype=np.int64)
+        count = picker_kernel(self.arrays, 0, tt_code or -1, _ALL, False, codes)
+        return [decode(code) for code in codes[:count].tolist()]

@@ -378,9 +378,6 @@ class Engine:
         """End the running search as soon as possible (thread-safe); an infinite or pondering one
         then reports its move."""
         self.stop_flag.set()
-        searcher = self.searcher
-        if searcher is not None:
-            searcher.stop()  # the compiled search hears it at its next node, not at its next poll
         self.release.set()
 
     def wait(self) -> None:

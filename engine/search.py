@@ -471,8 +471,6 @@ class Searcher:
             ctl[C_ROOT_MOVES] = len(codes)
         ctl[C_NODE_LIMIT] = self._node_limit
         ctl[C_ABORTED] = 0
-        if self.stop_event.is_set():
-            ctl[C_STOP] = 1  # stopped between two searches of the root: at once
         score = int(self._kernel(work.arrays, depth, alpha, beta))
         if ctl[C_ABORTED]:
             raise SearchAborted

@@ -275,22 +275,6 @@ def test_sprt_queue_truncates_each_match_by_its_rule_and_skips_it_when_run_again
     assert "sprt-bad: cannot read its journal" in capsys.readouterr().out
 
 
-def test_bench_calls_counts_a_search_step_and_the_nodes_inside_it() -> None:
-    proc = run_script("bench_calls.py", "_null_move_search", "--depth", "4", "--set", "NMP_DEPTH=2")
-    assert proc.returncode == 0, proc.stderr
-    found = re.search(r"bench nodes (\d+); _null_move_search: calls (\d+), returned a value (\d+), "
-                      r"nodes inside (\d+)$", proc.stdout.strip())
-    assert found, proc.stdout
-    nodes, calls, returned, inside = (int(found.group(i)) for i in range(1, 5))
-    assert 0 < calls == returned  # the null-move search always returns its score
-    assert calls <= inside < nodes  # each searched at least its own node, and the bench searched more
-    fewer = run_script("bench_calls.py", "_null_move_search", "--depth", "4", "--set", "NMP_DEPTH=3")
-    assert fewer.returncode == 0, fewer.stderr
-    assert int(re.search(r"calls (\d+)", fewer.stdout).group(1)) < calls  # --set reached the search
-    wrong = run_script("bench_calls.py", "_no_such_step")
-    assert wrong.returncode == 2 and "has no method _no_such_step" in wrong.stderr
-
-
 @pytest.mark.extra("train")
 def test_recipes_trains_each_recipe_once_and_tabulates_its_losses(tmp_path: Path) -> None:
     """Two recipes trained two at a time, each into its folder with its log, and their table; run

@@ -430,7 +430,7 @@ def analyse_on_worker(config: EpdConfig, text: GameText) -> GameResult:
     """Dask task: analyse one game with this worker's engine (see garfish.arena.cluster)."""
     from garfish.arena import cluster
 
-    with cluster.pool().borrowed([config.spec]) as engines:
+    with cluster.pool().borrowed([config.spec], EngineProcess) as engines:
         return analyse_in(engines[0], text, config, lambda n: None)
 
 

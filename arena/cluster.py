@@ -10,12 +10,13 @@ What every worker needs (the client cannot ship it):
     give absolute paths. The default engine (no cmd=) is the Garfish of the worker's own environment.
 Openings and test positions travel with the tasks.
 
-Work is handed out by game pair (match) or position (epd); results stream back to the client,
-which counts, reports and writes them as a local run does. Each worker thread keeps its engines
-running from one task to the next (a worker plugin owns them and closes them when the worker
-stops). A worker that dies mid-task loses nothing: the scheduler hands its tasks to another
-worker, and a task's result arrives, and is counted, once. A worker that cannot start an engine
-fails its task with an error naming the worker, its host and the command, and the run stops.
+Work is handed out by game pair (match), position (epd) or game (analyse, datagen); results stream
+back to the client, which counts, reports and writes them as a local run does. Each worker thread
+keeps its engines running from one task to the next (a worker plugin owns them, python-chess's
+clients or datagen's pipes, and closes them when the worker stops). A worker that dies mid-task
+loses nothing: the scheduler hands its tasks to another worker, and a task's result arrives, and is
+counted, once. A worker that cannot start an engine fails its task with an error naming the worker,
+its host and the command, and the run stops.
 When a run stops early (an SPRT decision, an error, Ctrl-C) the tasks not yet started are
 cancelled; those already running are finished by their workers and discarded.
 """
@@ -27,9 +28,10 @@ import logging
 import os
 import socket
 import threading
+import time
 import uuid
 from dataclasses import replace
-from typing import Any, Callable, Generator, Iterator, Optional
+from typing import Any, Callable, Generator, Iterator, Optional, Sequence
 
 from distributed import Client, LocalCluster, WorkerPlugin, as_completed, get_worker
 
@@ -38,6 +40,7 @@ from garfish.arena.driver import (CHESS960_OPTION, DEFAULT_COMMAND, EngineProces
 from garfish.arena.game import Adjudication, GameRecord, TimeControl, play_game
 from garfish.arena.openings import GameTask
 from garfish.arena.suite import EpdConfig, EpdPosition, PositionResult, solve
+from garfish.arena.workers import Engine
 
 LOG = logging.getLogger(__name__)
 PLUGIN_NAME = "garfish-engines"
@@ -45,6 +48,7 @@ LOCAL_PREFIX = "local"
 WORKER_GARFISH = "<garfish on the worker>"  # stands for the worker's own Garfish in a shipped EngineSpec
 CONNECT_TIMEOUT = 30.0  # seconds to reach the scheduler
 WORKER_WAIT = 60.0  # seconds to wait for the first worker to join
+RECONNECT_POLL = 0.1  # seconds between looks at a client reconnecting to its scheduler
 
 
 class ClusterError(EngineStartError):
@@ -58,12 +62,13 @@ class WorkerEngineError(EngineStartError):
 # --------------------------------------------------------------------------- on the workers
 class EnginePool(WorkerPlugin):
     """A Dask worker plugin owning the engines of the worker's tasks: a task takes a set of engines
-    (started on first use), gives it back when done, and the next task with the same engines reuses it.
-    Each set is used by one task at a time, so a worker with several threads runs several sets."""
+    (started on first use by its client, EngineProcess or PipeEngine), gives it back when done, and the next
+    task with the same engines and client reuses it. Each set is used by one task at a time, so a worker
+    with several threads runs several sets."""
 
     def __init__(self) -> None:
         """Empty; the worker calls setup() after unpickling the plugin."""
-        self.idle: dict[str, list[list[EngineProcess]]] = {}
+        self.idle: dict[str, list[list[Any]]] = {}
         self.lock = threading.Lock()
         self.where = "worker"
 
@@ -88,39 +93,40 @@ class EnginePool(WorkerPlugin):
         for engines in sets:
             close_all(engines)
 
-    def take(self, specs: list[EngineSpec]) -> list[EngineProcess]:
-        """A running set of engines for these specs (raises WorkerEngineError naming this worker)."""
+    def take(self, specs: list[EngineSpec], client: Callable[[EngineSpec], Engine]) -> list[Engine]:
+        """A running set of engines for these specs, started by `client` (raises WorkerEngineError naming
+        this worker)."""
         with self.lock:
-            group = self.idle.get(pool_key(specs), [])
-            engines = group.pop() if group else None
+            group = self.idle.get(pool_key(specs, client), [])
+            engines: Optional[list[Engine]] = group.pop() if group else None
         if engines is not None and all(engine.alive() for engine in engines):
             for engine, spec in zip(engines, specs):
                 engine.spec = on_worker(spec)  # the same engine; the display name may be new
             return engines
         if engines is not None:
             close_all(engines)
-        started: list[EngineProcess] = []
+        started: list[Engine] = []
         for spec in specs:
             try:
-                started.append(EngineProcess(on_worker(spec)))
+                started.append(client(on_worker(spec)))
             except EngineStartError as exc:
                 close_all(started)
                 raise WorkerEngineError(f"{self.where}: {exc}") from None
         return started
 
-    def give(self, specs: list[EngineSpec], engines: list[EngineProcess]) -> None:
+    def give(self, specs: list[EngineSpec], client: Callable[[EngineSpec], Engine], engines: list[Engine]) -> None:
         """Return a set after a task; a set with a dead engine is closed instead."""
         if not all(engine.alive() for engine in engines):
             close_all(engines)
             return
         with self.lock:
-            self.idle.setdefault(pool_key(specs), []).append(engines)
+            self.idle.setdefault(pool_key(specs, client), []).append(engines)
 
     @contextlib.contextmanager
-    def borrowed(self, specs: list[EngineSpec]) -> Iterator[list[EngineProcess]]:
-        """A set of engines for one task: given back when the task ends, closed when it fails (an engine that
-        could not be restarted raises WorkerEngineError naming this worker)."""
-        engines = self.take(specs)
+    def borrowed(self, specs: list[EngineSpec], client: Callable[[EngineSpec], Engine]) -> Iterator[list[Engine]]:
+        """A set of engines for one task, started by `client`: given back when the task ends, closed when it
+        fails (an engine that could not be restarted raises WorkerEngineError naming this worker)."""
+        engines = self.take(specs, client)
         try:
             yield engines
         except EngineStartError as exc:
@@ -129,15 +135,15 @@ class EnginePool(WorkerPlugin):
         except BaseException:
             close_all(engines)
             raise
-        self.give(specs, engines)
+        self.give(specs, client, engines)
 
 
-def pool_key(specs: list[EngineSpec]) -> str:
-    """Engine sets are shared by tasks whose specs differ at most in the display name."""
-    return repr([replace(spec, name=None) for spec in specs])
+def pool_key(specs: list[EngineSpec], client: Callable[[EngineSpec], Any]) -> str:
+    """Engine sets are shared by tasks of the same client whose specs differ at most in the display name."""
+    return f"{getattr(client, '__name__', client)}: {[replace(spec, name=None) for spec in specs]!r}"
 
 
-def close_all(engines: list[EngineProcess]) -> None:
+def close_all(engines: Sequence[Engine]) -> None:
     """Close engines, ignoring any that is already gone."""
     for engine in engines:
         engine.close()
@@ -160,20 +166,20 @@ def pool() -> EnginePool:
 
 def engine_facts(specs: list[EngineSpec]) -> list[tuple[str, bool]]:
     """Task: each engine's display name and whether it declares UCI_Chess960 (checks the worker can run them)."""
-    with pool().borrowed(specs) as engines:
+    with pool().borrowed(specs, EngineProcess) as engines:
         return [(engine.name, engine.supports(CHESS960_OPTION)) for engine in engines]
 
 
 def play_pair(specs: list[EngineSpec], tasks: list[GameTask], tc: TimeControl, adjudication: Adjudication,
               event: str) -> list[GameRecord]:
     """Task: play the games of one opening pair with this worker's engines."""
-    with pool().borrowed(specs) as engines:
+    with pool().borrowed(specs, EngineProcess) as engines:
         return [play_game(task, engines, tc, adjudication, event, threading.Event()) for task in tasks]
 
 
 def solve_position(config: EpdConfig, position: EpdPosition) -> PositionResult:
     """Task: `garfish epd`'s solve() of one position with this worker's engine."""
-    with pool().borrowed([config.spec]) as engines:
+    with pool().borrowed([config.spec], EngineProcess) as engines:
         return solve(engines[0], position, config)
 
 
@@ -235,6 +241,25 @@ def connect(address: str, verbose: bool = False) -> Iterator[Client]:
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+def rejoin(client: Client, address: str, seconds: float = CONNECT_TIMEOUT) -> None:
+    """After the client lost its scheduler (its futures cancelled): wait until it is connected again, to a
+    scheduler restarted at `address` within `seconds`, with a worker, and register the engine plugin there
+    again (the new scheduler has none). Raises ClusterError when the cluster does not come back."""
+    deadline = time.monotonic() + seconds
+    while client.status != "running":
+        if client.status in ("closing", "closed") or time.monotonic() > deadline:
+            raise ClusterError(f"Dask cluster {address}: lost the scheduler, and it did not come back "
+                               f"within {seconds:g} s") from None
+        time.sleep(RECONNECT_POLL)
+    try:
+        client.wait_for_workers(1, timeout=WORKER_WAIT)
+        client.register_plugin(EnginePool(), name=PLUGIN_NAME)
+    except (OSError, TimeoutError) as exc:
+        raise ClusterError(f"Dask cluster {address}: the scheduler is back, but no worker joined within "
+                           f"{WORKER_WAIT:g} s (a worker ends with its scheduler: start them again): "
+                           f"{exc or type(exc).__name__}") from None
 
 
 def probe(client: Client, specs: list[EngineSpec]) -> list[tuple[str, bool]]:

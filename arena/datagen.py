@@ -27,15 +27,23 @@ write) and then recorded in the sidecar OUT.datagen (the settings on its first l
 OUT-SIZE POSITIONS` a game). A rerun of the same command reads the sidecar, cuts OUT back to the
 size its last game left (an unfinished write of an interrupted run), skips the games recorded and
 plays new numbers until --games games are recorded in total; without --seed it takes the sidecar's.
-An interrupted run (Ctrl-C, SIGTERM, kill -9) so loses only the games in progress and those
-finished after the oldest of them. Settings that change the games (seed, nodes, the opening book's
-content, random plies, ply limit, adjudication) must match the sidecar's.
+A game finished before an older one waits for it in the ahead file OUT.datagen-ahead, which the
+rerun takes its games from. An interrupted run (Ctrl-C, SIGTERM, kill -9) so loses only the games
+in progress. Settings that change the games (seed, nodes, the opening book's content, random plies,
+ply limit, adjudication) must match the sidecar's.
 
-Engines: each of the -j worker processes drives its own engine. A game in which the engine dies,
-stalls past --timeout or plays an illegal move is played again from its start by the restarted
-engine (the same game: a crash, or a machine paused past the timeout, leaves the file as it would
-have been), up to RETRIES times, and then dropped and reported; one in which a search ends without
-a score is dropped at once (the engine goes on). After 10 dropped games in a row
+Cluster: with --cluster ADDRESS the games are played on the workers of a Dask cluster, a task a
+game (garfish.arena.cluster: each worker keeps its engine from game to game), and written here as
+with -j: the same bytes. The scheduler gives the game of a worker that dies to another worker; the
+games in progress when the scheduler itself is lost are handed out again once the client reaches it
+again (a scheduler restarted at the same address within cluster.CONNECT_TIMEOUT), else the run stops
+and the same command continues it.
+
+Engines: each of the -j worker processes (or cluster worker threads) drives its own engine. A game
+in which the engine dies, stalls past --timeout or plays an illegal move is played again from its
+start by the restarted engine (the same game: a crash, or a machine paused past the timeout, leaves
+the file as it would have been), up to RETRIES times, and then dropped and reported; one in which a
+search ends without a score is dropped at once (the engine goes on). After 10 dropped games in a row
 (MAX_DROPS_IN_A_ROW) the run stops.
 """
 
@@ -47,6 +55,7 @@ import contextlib
 import functools
 import gzip
 import hashlib
+import json
 import multiprocessing
 import os
 import queue
@@ -56,10 +65,11 @@ import shutil
 import signal
 import sys
 import time
-from dataclasses import dataclass
+import uuid
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Callable, Iterator, Optional
+from typing import IO, Any, Callable, Iterator, Optional, Protocol
 
 import chess
 import chess.engine
@@ -69,12 +79,12 @@ from garfish.arena.driver import (DEFAULT_COMMAND, EngineSpec, EngineStartError,
                                   quiet_python_chess, split_command)
 from garfish.arena.game import DEFAULT_STALL_TIMEOUT
 from garfish.arena.openings import board_from_line, usable
-from garfish.arena.pack import PACK_HEADER, PACK_SUFFIX, block
+from garfish.arena.pack import PACK_HEADER, PACK_SUFFIX, block, write_new
 from garfish.arena.pipe import PipeEngine
 from garfish.arena.rules import game_outcome
 from garfish.arena.sidecar import choose_seed, header, parse_header, read_header
-from garfish.arena.tools import EXIT_ENGINE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
-from garfish.arena.workers import POLL_SECONDS, StopSignal, run_as_worker, shut_down, start_engine
+from garfish.arena.tools import EXIT_ENGINE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, check_cluster
+from garfish.arena.workers import POLL_SECONDS, Report, StopSignal, run_as_worker, shut_down, start_engine
 
 try:
     import fcntl
@@ -95,6 +105,9 @@ STOCKFISH_FALLBACK = Path("/usr/games/stockfish")  # Debian's package installs i
 SIDECAR_SUFFIX = ".datagen"
 SIDECAR_MAGIC = "# garfish datagen "
 SIDECAR_KIND = "garfish datagen sidecar"
+AHEAD_SUFFIX = ".datagen-ahead"  # games finished before an older one, kept until they are written
+AHEAD_MAGIC = "# garfish datagen ahead "
+AHEAD_KIND = "garfish datagen ahead file"
 # Settings that decide the games: a rerun must keep them. A change of the others is only reported.
 BINDING_SETTINGS = ("seed", "nodes", "random_plies", "max_plies", "adjudicate_score", "adjudicate_ply",
                     "openings_sha256")
@@ -103,6 +116,7 @@ MAX_DROPS_IN_A_ROW = 10
 RETRIES = 2  # a game whose engine failed is played again this many times before it is dropped
 MAX_OPENING_DRAWS = 1000  # draws of unusable book lines before the book is given up
 TASKS_PER_WORKER = 2  # games queued per worker, so that none waits for the parent
+SLOTS_SECONDS = 5.0  # how often a run on a cluster counts its worker threads again
 RESULT_TEXT = MappingProxyType({True: "1", False: "0", None: "0.5"})  # by the winner
 
 
@@ -256,6 +270,11 @@ def sidecar_path(out: Path) -> Path:
     return out.with_name(out.name + SIDECAR_SUFFIX)
 
 
+def ahead_path(out: Path) -> Path:
+    """Where OUT's games finished ahead of an older one wait to be written."""
+    return out.with_name(out.name + AHEAD_SUFFIX)
+
+
 def read_settings(sidecar: Path) -> Optional[dict[str, Any]]:
     """The settings recorded in a sidecar, or None when it has no complete first line (OutputError if unreadable)."""
     return read_header(sidecar, SIDECAR_MAGIC, SIDECAR_KIND, OutputError)
@@ -266,18 +285,23 @@ class Output:
 
     Opening it locks the sidecar (one run per OUT), checks the settings against those recorded,
     and repairs what an interrupted run may have left: a torn last sidecar line, and bytes in OUT
-    past the end of the last recorded game.
+    past the end of the last recorded game. A game finished before an older one (by another worker)
+    waits for it in memory and in the ahead file OUT.datagen-ahead (its settings line, then a game a
+    line as JSON), so that a run stopped meanwhile loses no finished game: the next run takes them
+    from there (`ahead`) instead of playing them again; the file goes once all its games are in OUT.
     """
 
     def __init__(self, path: Path, settings: dict[str, Any], warn: Callable[[str], None]) -> None:
         """Open (creating) OUT and its sidecar (OutputError when they cannot be used)."""
         self.path = path
+        self.settings = settings
         self.sidecar = sidecar_path(path)
         self.compress = path.name.endswith(".gz")
         self.packed = path.name.endswith(PACK_SUFFIX)
         self.done: set[int] = set()
         self.positions = 0
         self.size = 0
+        self.ahead_file: Optional[IO[bytes]] = None
         try:
             self.journal = open(self.sidecar, "a+b")
         except OSError as exc:
@@ -289,6 +313,8 @@ class Output:
         except BaseException:
             self.journal.close()
             raise
+        self.ahead = self._read_ahead(warn)  # by number: games finished by an earlier run and not yet in OUT
+        self.ahead_numbers = set(self.ahead)  # the games in the ahead file
 
     def _lock(self) -> None:
         """Take the sidecar's lock, or fail when another run holds it."""
@@ -357,6 +383,54 @@ class Output:
             os.ftruncate(handle.fileno(), self.size)
         return handle
 
+    def _read_ahead(self, warn: Callable[[str], None]) -> dict[int, FinishedGame]:
+        """The games of the ahead file not yet in OUT; the file is rewritten with them alone, or removed. One
+        of other settings (a run of another OUT of the same name) is dropped, as is a torn last line."""
+        path = ahead_path(self.path)
+        try:
+            lines = path.read_bytes().split(b"\n")
+        except FileNotFoundError:
+            return {}
+        except OSError as exc:
+            raise OutputError(f"cannot read '{path}': {exc.strerror or exc}") from None
+        games: dict[int, FinishedGame] = {}
+        try:
+            recorded = parse_header(lines[0], path, AHEAD_MAGIC, AHEAD_KIND, OutputError) if len(lines) > 1 else {}
+        except OutputError as exc:
+            warn(f"{exc}: its games are not used")
+            recorded = {}
+        if all(recorded.get(key) == self.settings.get(key) for key in BINDING_SETTINGS):
+            for line in lines[1:-1]:  # the part after the last newline is a torn line, if any
+                try:
+                    game = FinishedGame(**json.loads(line))
+                except (TypeError, ValueError):
+                    warn(f"'{path}': an unreadable line: the games after it are played again")
+                    break
+                if game.number not in self.done and game.text.count("\n") == game.positions:
+                    games[game.number] = game
+        elif recorded:
+            warn(f"'{path}' is of other settings: its games are not used")
+        try:
+            if games:
+                write_new(path, header(AHEAD_MAGIC, self.settings).encode("utf-8")
+                          + b"".join(json.dumps(asdict(game)).encode("utf-8") + b"\n" for game in games.values()))
+            else:
+                path.unlink()
+        except OSError as exc:
+            raise OutputError(f"cannot write '{path}': {exc.strerror or exc}") from None
+        return games
+
+    def keep_ahead(self, game: FinishedGame) -> None:
+        """Keep a game that finished before an older one in the ahead file, on disk, until it is written to OUT."""
+        if self.ahead_file is None:
+            self.ahead_file = open(ahead_path(self.path), "ab")
+            if self.ahead_file.tell() == 0:
+                self.ahead_file.write(header(AHEAD_MAGIC, self.settings).encode("utf-8"))
+        self.ahead_file.write(json.dumps(asdict(game)).encode("utf-8") + b"\n")
+        self.ahead_file.flush()
+        os.fsync(self.ahead_file.fileno())
+        self.ahead_numbers.add(game.number)
+
     def _append_journal(self, text: str) -> None:
         """Append to the sidecar and put it on disk."""
         self.journal.write(text.encode("utf-8"))
@@ -382,8 +456,12 @@ class Output:
         self.positions += game.positions
 
     def close(self) -> None:
-        """Close both files (and so release the lock)."""
+        """Close the files (and so release the lock); remove the ahead file once all its games are in OUT."""
         self.data.close()
+        if self.ahead_file is not None:
+            self.ahead_file.close()
+        if self.ahead_numbers and self.ahead_numbers <= self.done:
+            ahead_path(self.path).unlink(missing_ok=True)
         self.journal.close()
 
 
@@ -414,30 +492,44 @@ def serve(config: WorkerConfig, tasks: Any, results: Any, stop: StopSignal) -> N
     engine = start_engine(config.spec, results, stop, PipeEngine)
     if engine is None:
         return
+
+    def restart() -> None:
+        """Restart the engine, a stop held back meanwhile."""
+        with stop.held():
+            engine.restart()
+
     try:
         while (start := next_task(tasks, alive)) is not None:
-            for attempt in range(RETRIES + 1):
-                try:
-                    game = play_selfplay_game(engine, start, config.rules, alive)
-                except MoveError as exc:
-                    with stop.held():
-                        engine.restart()
-                    reason = f"{exc.kind}: {exc.detail}; engine restarted"
-                    if attempt < RETRIES:  # the same game again (game N is drawn from (seed, N))
-                        results.put(("retried", (start.number, reason)))
-                        continue
-                    results.put(("dropped", (start.number, reason)))
-                except NoScoreError as exc:  # the engine works: no restart, and the game would end so again
-                    results.put(("dropped", (start.number, str(exc))))
-                else:
-                    results.put(("game", game))
-                break
+            play_with_retries(engine, start, config.rules, alive, restart,
+                              lambda kind, payload: results.put((kind, payload)))
     except EngineStartError as exc:
         results.put(("fatal", f"the engine could not be restarted: {exc}"))
     except ParentGone:
         results.cancel_join_thread()  # nobody reads the results any more: exit without flushing them
     finally:
         engine.close()
+
+
+def play_with_retries(engine: PipeEngine, start: GameStart, rules: Rules, alive: Callable[[], bool],
+                      restart: Callable[[], None], report: Report) -> None:
+    """Play a game, again from its start after an engine failure (up to RETRIES times), and report it:
+    ("retried", (number, why)) before each replay, then ("game", FinishedGame) or ("dropped", (number, why)).
+    Raises EngineStartError when restart() cannot start the engine again, ParentGone as play_selfplay_game."""
+    for attempt in range(RETRIES + 1):
+        try:
+            game = play_selfplay_game(engine, start, rules, alive)
+        except MoveError as exc:
+            restart()
+            reason = f"{exc.kind}: {exc.detail}; engine restarted"
+            if attempt < RETRIES:  # the same game again (game N is drawn from (seed, N))
+                report("retried", (start.number, reason))
+                continue
+            report("dropped", (start.number, reason))
+        except NoScoreError as exc:  # the engine works: no restart, and the game would end so again
+            report("dropped", (start.number, str(exc)))
+        else:
+            report("game", game)
+        return
 
 
 def next_task(tasks: Any, alive: Callable[[], bool]) -> Optional[GameStart]:
@@ -464,6 +556,7 @@ class RunConfig:
     jobs: int
     progress: bool
     verbose: bool = False  # the workers log the engines' traffic (-v)
+    cluster: Optional[str] = None  # play on this Dask cluster (a scheduler address or local[:N]) instead of -j
 
 
 @dataclass
@@ -509,8 +602,178 @@ def stop_requests(flag: list[bool]) -> Iterator[None]:
             signal.signal(signum, handler)
 
 
+class Players(Protocol):
+    """Where a run's games are played: worker processes (-j N, ProcessPlayers) or the workers of a Dask cluster
+    (--cluster, ClusterPlayers). For each game handed out they report the events of play_with_retries."""
+
+    def start(self) -> None:
+        """Start the workers, or reach the cluster (raises EngineStartError)."""
+
+    def slots(self) -> int:
+        """How many games are played at once."""
+
+    def submit(self, start: GameStart) -> None:
+        """Hand a game out."""
+
+    def next_event(self, seconds: float) -> Optional[tuple[str, Any]]:
+        """The next event, ("ready", the engine's name), ("note", a line to show), a game's (play_with_retries)
+        or ("fatal", why), or None when none came within `seconds` (raises EngineStartError)."""
+
+    def gone(self) -> Optional[str]:
+        """Why no event can come any more (every worker process has exited), or None."""
+
+    def close(self, completed: bool) -> None:
+        """Stop the workers (waiting for them after a complete run), or cancel the cluster's unfinished games."""
+
+
+class ProcessPlayers:
+    """-j N: N worker processes, an engine each (worker())."""
+
+    def __init__(self, config: RunConfig) -> None:
+        """The processes, not yet started."""
+        context = multiprocessing.get_context("spawn")
+        self.tasks, self.results = context.Queue(), context.Queue()
+        worker_config = WorkerConfig(config.spec, config.rules, os.getpid(), config.verbose)
+        self.processes = [context.Process(target=worker, args=(worker_config, self.tasks, self.results), daemon=True)
+                          for _ in range(config.jobs)]
+
+    def start(self) -> None:
+        """Start the processes."""
+        for process in self.processes:
+            process.start()
+
+    def slots(self) -> int:
+        """One game a process."""
+        return len(self.processes)
+
+    def submit(self, start: GameStart) -> None:
+        """Queue a game for the first free process."""
+        self.tasks.put(start)
+
+    def next_event(self, seconds: float) -> Optional[tuple[str, Any]]:
+        """The next event a process put on the results queue."""
+        try:
+            return self.results.get(timeout=seconds)
+        except queue.Empty:
+            return None
+
+    def gone(self) -> Optional[str]:
+        """Whether every process has exited."""
+        return None if any(process.is_alive() for process in self.processes) else "all worker processes exited early"
+
+    def close(self, completed: bool) -> None:
+        """Tell the processes to end after a complete run, else stop them (see workers.shut_down)."""
+        if completed:
+            for _ in self.processes:
+                self.tasks.put(None)
+        shut_down(self.processes, self.tasks, self.results, graceful=completed)
+
+
+def engine_name(spec: EngineSpec) -> str:
+    """Dask task: start the engine on a worker (garfish.arena.cluster's pool) and tell its name."""
+    from garfish.arena import cluster
+
+    with cluster.pool().borrowed([spec], PipeEngine) as (engine,):
+        return engine.name
+
+
+def play_on_worker(spec: EngineSpec, rules: Rules, start: GameStart) -> list[tuple[str, Any]]:
+    """Dask task: play one game with the worker's engine; the events a worker process would report for it."""
+    from garfish.arena import cluster
+
+    events: list[tuple[str, Any]] = []
+    with cluster.pool().borrowed([spec], PipeEngine) as (engine,):
+        play_with_retries(engine, start, rules, lambda: True, engine.restart,
+                          lambda kind, payload: events.append((kind, payload)))
+    return events
+
+
+class ClusterPlayers:
+    """--cluster ADDRESS: a Dask task a game (play_on_worker), lower numbers first; the scheduler gives the game of
+    a worker that died to another, and the games lost with the scheduler itself are handed out again once it is
+    back (cluster.rejoin). Games are the same wherever they are played: game N is drawn from (seed, N)."""
+
+    def __init__(self, config: RunConfig, address: str) -> None:
+        """Players on the cluster at `address`, not yet reached."""
+        from garfish.arena import cluster
+
+        self.address, self.verbose, self.rules = address, config.verbose, config.rules
+        self.spec = cluster.for_workers(config.spec)
+        self.stack = contextlib.ExitStack()
+        self.client: Any = None
+        self.finished: queue.Queue[Any] = queue.Queue()  # futures as they finish, fail or are cancelled
+        self.playing: dict[Any, GameStart] = {}  # the futures handed out, and their games
+        self.events: collections.deque[tuple[str, Any]] = collections.deque()
+        self.run = uuid.uuid4().hex[:8]
+        self.submitted = 0
+        self.threads, self.counted = 1, float("-inf")
+
+    def start(self) -> None:
+        """Reach the cluster and start the engine on a worker (ClusterError, WorkerEngineError)."""
+        from garfish.arena import cluster
+
+        self.client = self.stack.enter_context(cluster.connect(self.address, self.verbose))
+        self.events.append(("ready", self.client.submit(engine_name, self.spec, pure=False).result()))
+        self.events.append(("note", f"cluster {self.address}: {self.slots()} worker threads"))
+
+    def slots(self) -> int:
+        """The cluster's worker threads (asked again every SLOTS_SECONDS: workers come and go)."""
+        from garfish.arena import cluster
+
+        if time.monotonic() - self.counted >= SLOTS_SECONDS:
+            self.threads, self.counted = max(1, cluster.worker_threads(self.client)), time.monotonic()
+        return self.threads
+
+    def submit(self, start: GameStart) -> None:
+        """Submit a game's task (a new key each time, so that a game handed out again is a task of its own)."""
+        self.submitted += 1
+        future = self.client.submit(play_on_worker, self.spec, self.rules, start, priority=-start.number,
+                                    key=f"garfish-datagen-{self.run}-{start.number}-{self.submitted}")
+        self.playing[future] = start
+        future.add_done_callback(self.finished.put)
+
+    def next_event(self, seconds: float) -> Optional[tuple[str, Any]]:
+        """The next event of the games that came back. A game cancelled by the loss of the scheduler is handed out
+        again once it is back, all such games at once (with `seconds` 0, after a stop, they are left)."""
+        from garfish.arena import cluster
+
+        while not self.events:
+            try:
+                future = self.finished.get(timeout=seconds)
+            except queue.Empty:
+                return None
+            start = self.playing.pop(future, None)
+            if start is None:  # handed out again already
+                continue
+            if future.cancelled():
+                if seconds > 0:
+                    lost = [start] + [self.playing.pop(other) for other in list(self.playing) if other.cancelled()]
+                    cluster.rejoin(self.client, self.address)
+                    note = f"{PROG}: lost the Dask scheduler at {self.address}; back: {len(lost)} game(s) again"
+                    self.events.append(("note", note))
+                    for game in sorted(lost, key=lambda game: game.number):
+                        self.submit(game)
+                continue
+            if future.status == "error":
+                return "fatal", f"game {start.number}: {cluster.task_error(future)}"
+            self.events.extend(future.result())
+            future.release()  # a result the cluster keeps would be computed again if its worker died later
+        return self.events.popleft()
+
+    def gone(self) -> Optional[str]:
+        """Never: a cluster without workers waits for one."""
+        return None
+
+    def close(self, completed: bool) -> None:
+        """Cancel the games not yet finished (those being played are finished by their workers and dropped)."""
+        unfinished = [future for future in self.playing if not future.done()]
+        if unfinished and self.client is not None and self.client.status == "running":
+            self.client.cancel(unfinished)
+        self.stack.close()
+
+
 class Run:
-    """The parent's side of a run: queues game starts for the workers, writes the finished games, counts the rest."""
+    """The parent's side of a run: hands game starts to the players, writes the finished games, counts the rest."""
 
     def __init__(self, config: RunConfig, output: Output, out: Callable[[str], None]) -> None:
         """A run that has not started."""
@@ -519,10 +782,10 @@ class Run:
         self.config, self.output, self.out = config, output, out
         self.state = RunState()
         self.starts = game_starts(config, output.done, self.state)
-        self.queued = 0  # games sent to the workers and not yet finished or dropped
+        self.queued = 0  # games handed out and not yet finished or dropped
         # Games are written in the order of their numbers, whatever order the workers finish them
-        # in, so that -j changes no byte of OUT: the numbers sent, oldest first, and the games that
-        # finished (None: dropped) before an older one.
+        # in, so that -j or a cluster changes no byte of OUT: the numbers handed out (or taken from the
+        # ahead file), oldest first, and the games that finished (None: dropped) before an older one.
         self.sent: collections.deque[int] = collections.deque()
         self.finished: dict[int, Optional[FinishedGame]] = {}
         self.announced = False
@@ -530,19 +793,27 @@ class Run:
                         dynamic_ncols=True, disable=None if config.progress else True)
         self.bar.set_postfix_str(f"{output.positions:,} positions")
 
-    def feed(self, tasks: Any) -> None:
-        """Queue games until each worker has TASKS_PER_WORKER, but never more than are still needed."""
-        waiting = sum(game is not None for game in self.finished.values())
-        needed = self.config.games - len(self.output.done) - waiting
-        while self.queued < min(TASKS_PER_WORKER * self.config.jobs, needed) and self.state.error is None:
+    def feed(self, players: Players) -> None:
+        """Hand out games until TASKS_PER_WORKER a slot are being played, but never more than are still needed; a
+        game that an earlier run finished ahead is taken from the ahead file instead."""
+        slots = TASKS_PER_WORKER * players.slots()
+        while self.state.error is None:
+            waiting = sum(game is not None for game in self.finished.values())
+            if self.queued >= min(slots, self.config.games - len(self.output.done) - waiting):
+                break
             try:
                 start = next(self.starts)
             except ValueError as exc:  # no usable opening in the book
                 self.state.error = str(exc)
                 return
-            tasks.put(start)
             self.sent.append(start.number)
+            kept = self.output.ahead.pop(start.number, None)
+            if kept is not None:
+                self.finished[start.number] = kept
+                continue
+            players.submit(start)
             self.queued += 1
+        self.write_in_order()
 
     def write_in_order(self) -> None:
         """Write the finished games whose older games are all written or dropped."""
@@ -567,18 +838,29 @@ class Run:
                      f"({game.ending}); {len(output.done)}/{self.config.games} games, "
                      f"{output.positions:,} positions")
 
+    def awaited(self, number: int) -> bool:
+        """Whether game `number` was handed out and has not come back (a game reported twice counts once)."""
+        return number in self.sent and number not in self.finished
+
     def handle(self, kind: str, payload: Any) -> None:
-        """One message from a worker: its engine's name, a finished game, a dropped game or a fatal error."""
+        """One event of the players: the engine's name, a note, a finished, dropped or replayed game, a fatal error."""
         state = self.state
         if kind == "ready" and not self.announced:
             self.announced = True
             self.bar.write(f"engine: {payload}", file=sys.stdout)
-        elif kind == "game":
+        elif kind == "note":
+            self.bar.write(payload, file=sys.stdout)
+        elif kind == "game" and self.awaited(payload.number):
             self.queued -= 1
             state.drops_in_a_row = 0
             self.finished[payload.number] = payload
             self.write_in_order()
-        elif kind == "dropped":
+            if payload.number in self.finished:  # an older game is still being played: keep this one on disk
+                try:
+                    self.output.keep_ahead(payload)
+                except OSError as exc:
+                    state.error = f"cannot write '{ahead_path(self.output.path)}': {exc.strerror or exc}"
+        elif kind == "dropped" and self.awaited(payload[0]):
             number, reason = payload
             self.queued -= 1
             self.finished[number] = None
@@ -596,43 +878,33 @@ class Run:
             state.error = payload
         sys.stdout.flush()
 
-    def play(self) -> RunState:
-        """Play games in the worker processes until OUT holds config.games games (or an error or a stop)."""
+    def play(self, players: Players) -> RunState:
+        """Play games on `players` until OUT holds config.games games (or an error or a stop)."""
         config, output, state = self.config, self.output, self.state
-        context = multiprocessing.get_context("spawn")
-        tasks, results = context.Queue(), context.Queue()
-        worker_config = WorkerConfig(config.spec, config.rules, os.getpid(), config.verbose)
-        processes = [context.Process(target=worker, args=(worker_config, tasks, results), daemon=True)
-                     for _ in range(config.jobs)]
         stop = [False]
         completed = False
         with stop_requests(stop):
             try:
-                for process in processes:
-                    process.start()
-                self.feed(tasks)
+                players.start()
+                self.feed(players)
                 while len(output.done) < config.games and state.error is None and not stop[0]:
-                    try:
-                        self.handle(*results.get(timeout=POLL_SECONDS))
-                    except queue.Empty:
+                    event = players.next_event(POLL_SECONDS)
+                    if event is None:
                         # A SIGTERM to the whole process group (timeout, a service manager) ends the
                         # workers too: a stop, not an error, once this process has had its own.
-                        if not stop[0] and not any(process.is_alive() for process in processes):
-                            state.error = "all worker processes exited early"
+                        if not stop[0]:
+                            state.error = players.gone()
                         continue
-                    self.feed(tasks)
+                    self.handle(*event)
+                    self.feed(players)
                 state.interrupted = stop[0]
-                while state.error is None:  # games that finished meanwhile are kept
-                    try:
-                        self.handle(*results.get_nowait())
-                    except queue.Empty:
-                        break
+                while state.error is None and (event := players.next_event(0)) is not None:
+                    self.handle(*event)  # games that finished meanwhile are kept
                 completed = len(output.done) >= config.games and state.error is None
+            except EngineStartError as exc:  # the cluster cannot be reached, or its engine not started
+                state.error = str(exc)
             finally:
-                if completed:
-                    for _ in processes:
-                        tasks.put(None)
-                shut_down(processes, tasks, results, graceful=completed)
+                players.close(completed)
                 self.bar.close()
         return state
 
@@ -690,8 +962,12 @@ def build_parser() -> argparse.ArgumentParser:
                              f"(default {DEFAULT_ADJUDICATE_SCORE}; 0: never)")
     parser.add_argument("--adjudicate-ply", type=int, default=DEFAULT_ADJUDICATE_PLY, metavar="N",
                         help=f"... in a position after ply N (default {DEFAULT_ADJUDICATE_PLY})")
-    parser.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
-                        help="worker processes, one engine each (default 1; OUT is the same bytes with any N)")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("-j", "--jobs", type=int, metavar="N",
+                       help="worker processes, one engine each (default 1; OUT is the same bytes with any N)")
+    where.add_argument("--cluster", metavar="ADDRESS",
+                       help="play on a Dask cluster, a game a task: a scheduler address (tcp://HOST:8786) or "
+                            "local[:N]; OUT is the same bytes (see garfish.arena.cluster for what each worker needs)")
     parser.add_argument("--timeout", type=float, default=DEFAULT_STALL_TIMEOUT, metavar="S",
                         help=f"seconds without a bestmove before the engine is killed and the game dropped "
                              f"(default {DEFAULT_STALL_TIMEOUT:g})")
@@ -706,7 +982,7 @@ def build_parser() -> argparse.ArgumentParser:
 def validate(args: argparse.Namespace) -> Optional[str]:
     """An error message for out-of-range arguments, or None."""
     checks = ((args.games >= 1, "--games must be at least 1"), (args.nodes >= 1, "--nodes must be at least 1"),
-              (args.jobs >= 1, "-j must be at least 1"),
+              (args.jobs is None or args.jobs >= 1, "-j must be at least 1"),
               (args.random_plies >= 0, "--random-plies must not be negative"),
               (args.max_plies >= 1, "--max-plies must be at least 1"),
               (args.adjudicate_score >= 0, "--adjudicate-score must not be negative"),
@@ -729,11 +1005,13 @@ def main(argv: Optional[list[str]] = None) -> int:
         return EXIT_USAGE
     quiet_python_chess(args.verbose)
     try:
+        if args.cluster is not None:
+            check_cluster(args.cluster)
         if args.engine is not None:
             argv_, why = split_command(args.engine), "--engine"
         else:
             argv_, why = default_engine()
-        missing = missing_program(argv_)
+        missing = missing_program(argv_) if args.cluster is None else None  # the workers' engine: they check
         if missing:
             raise ValueError(f"engine command not found: {missing}")
         spec = EngineSpec(argv=argv_, options=parse_option_pairs(args.option), show_stderr=args.show_stderr)
@@ -757,8 +1035,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     rules = Rules(nodes=args.nodes, max_plies=args.max_plies, adjudicate_score=args.adjudicate_score,
                   adjudicate_ply=args.adjudicate_ply, timeout=args.timeout)
     config = RunConfig(spec=spec, rules=rules, book=book, seed=seed, random_plies=args.random_plies,
-                       games=args.games, jobs=min(args.jobs, max(1, args.games - len(output.done))),
-                       progress=not args.no_progress, verbose=args.verbose)
+                       games=args.games, jobs=min(args.jobs or 1, max(1, args.games - len(output.done))),
+                       progress=not args.no_progress, verbose=args.verbose, cluster=args.cluster)
     try:
         return report(config, output, why, args.out)
     finally:
@@ -773,14 +1051,16 @@ def report(config: RunConfig, output: Output, why: str, path: Path) -> int:
 
     adjudication = (f"adjudication at |score| > {config.rules.adjudicate_score} after ply "
                     f"{config.rules.adjudicate_ply}" if config.rules.adjudicate_score else "no adjudication")
+    where = f"cluster {config.cluster}" if config.cluster is not None else f"{config.jobs} job(s)"
     out(f"{PROG}: engine {shlex.join(config.spec.argv)} ({why}), {config.rules.nodes} nodes a move, seed "
         f"{config.seed}, openings {config.book.path} + {config.random_plies} random plies, {adjudication}, "
-        f"at most {config.rules.max_plies} plies, {config.jobs} job(s)")
+        f"at most {config.rules.max_plies} plies, {where}")
     out(f"{PROG}: {path} holds {len(output.done)} of {config.games} games ({output.positions:,} positions)")
     if len(output.done) >= config.games:
         return EXIT_OK
     started = time.perf_counter()
-    state = Run(config, output, out).play()
+    players: Players = ClusterPlayers(config, config.cluster) if config.cluster is not None else ProcessPlayers(config)
+    state = Run(config, output, out).play(players)
     minutes = (time.perf_counter() - started) / 60
     rate = state.positions / minutes if minutes > 0 else 0.0
     out(f"{PROG}: this run {state.games} games, {state.positions:,} positions in {minutes * 60:.1f} s "

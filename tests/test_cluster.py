@@ -1,25 +1,29 @@
-"""`garfish match --cluster` and `garfish epd --cluster`: campaigns on Dask (garfish.arena.cluster).
+"""`garfish match --cluster`, `garfish epd --cluster` and `garfish datagen --cluster`: campaigns on Dask
+(garfish.arena.cluster).
 
 A LocalCluster started by the tool (`--cluster local:2`), and a real `dask scheduler` with two
-`dask worker` processes on 127.0.0.1, one of which is killed in the middle of a match. The engines
-are tests/scripted_engine.py, whose games are deterministic.
+`dask worker` processes on 127.0.0.1, one of which is killed in the middle of a match or of a data
+generation (and a scheduler restarted in the middle of one). The engines are tests/scripted_engine.py,
+whose games are deterministic, and Stockfish where it is installed.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
+import shutil
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import pytest
 
 from conftest import CLI_TIMEOUT, ROOT, SCRIPTED, read_games, require_extra
-from garfish.arena import cluster, match
+from garfish.arena import cluster, datagen, match
 
 distributed = require_extra("cluster")
 
@@ -181,6 +185,28 @@ def test_an_unreachable_scheduler_is_a_clear_error(monkeypatch: pytest.MonkeyPat
 
 
 # --------------------------------------------------------------------------- dask scheduler + dask worker
+def run_meanwhile(tmp_path: Path, command: list[str], marker: str, meanwhile: Callable[[], None]) -> str:
+    """Run a tool; once it prints its first line starting with `marker` (a game is in), call `meanwhile`; the
+    tool's output (it must succeed)."""
+    errors = tmp_path / "stderr.txt"
+    with open(errors, "w") as err_handle:
+        proc = subprocess.Popen(command, cwd=str(ROOT), stdout=subprocess.PIPE, stderr=err_handle, text=True)
+    out = ""
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        while first and not first.startswith(marker):
+            first = proc.stdout.readline()
+        meanwhile()
+        out = first + proc.stdout.read()
+        proc.wait(CLI_TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, errors.read_text()[-3000:] + out[-3000:]
+    return out
+
+
 def start(command: list[str], log: Path) -> subprocess.Popen:
     """A process in its own process group (so that it can be killed with its children)."""
     with open(log, "ab") as handle:
@@ -197,25 +223,36 @@ def kill_group(process: subprocess.Popen) -> None:
     process.wait(10)
 
 
+def start_scheduler(tmp_path: Path, processes: list[subprocess.Popen], port: int = 0, name: str = "scheduler") -> str:
+    """Start `dask scheduler` on 127.0.0.1 (port 0: a free one), added to `processes`; its address once it is up."""
+    file = tmp_path / f"{name}.json"
+    processes.append(start([*DASK, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard",
+                            "--scheduler-file", str(file)], tmp_path / f"{name}.log"))
+    deadline = time.monotonic() + START_SECONDS
+    while not file.exists() or not file.read_text().strip():
+        assert time.monotonic() < deadline, (tmp_path / f"{name}.log").read_text()
+        time.sleep(0.2)
+    return json.loads(file.read_text())["address"]
+
+
+def start_workers(tmp_path: Path, processes: list[subprocess.Popen], address: str,
+                  names: list[str]) -> list[subprocess.Popen]:
+    """Start a `dask worker` process (one thread) a name on 127.0.0.1, added to `processes`; they, once all joined."""
+    workers = [start([*DASK, "worker", address, "--nthreads", "1", "--nworkers", "1", "--no-dashboard",
+                      "--host", "127.0.0.1", "--name", name], tmp_path / f"worker-{name}.log") for name in names]
+    processes += workers
+    with distributed.Client(address, timeout=START_SECONDS) as client:
+        client.wait_for_workers(len(names), timeout=START_SECONDS)
+    return workers
+
+
 @pytest.fixture
 def scheduler_and_workers(tmp_path: Path) -> Iterator[tuple[str, list[subprocess.Popen]]]:
     """`dask scheduler` and two `dask worker` processes (one thread each) on 127.0.0.1: (address, workers)."""
-    file = tmp_path / "scheduler.json"
-    processes = [start([*DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-                        "--scheduler-file", str(file)], tmp_path / "scheduler.log")]
+    processes: list[subprocess.Popen] = []
     try:
-        deadline = time.monotonic() + START_SECONDS
-        while not file.exists() or not file.read_text().strip():
-            assert time.monotonic() < deadline, (tmp_path / "scheduler.log").read_text()
-            time.sleep(0.2)
-        address = json.loads(file.read_text())["address"]
-        workers = [start([*DASK, "worker", address, "--nthreads", "1", "--nworkers", "1", "--no-dashboard",
-                          "--host", "127.0.0.1", "--name", f"w{index}"], tmp_path / f"worker{index}.log")
-                   for index in range(2)]
-        processes += workers
-        with distributed.Client(address, timeout=START_SECONDS) as client:
-            client.wait_for_workers(2, timeout=START_SECONDS)
-        yield address, workers
+        address = start_scheduler(tmp_path, processes)
+        yield address, start_workers(tmp_path, processes, address, ["w0", "w1"])
     finally:
         for process in processes:
             kill_group(process)
@@ -236,21 +273,7 @@ def test_a_worker_killed_mid_match_loses_no_game(tmp_path: Path, book: Path,
                    "--nodes", "1", "--games", str(games), "--openings", str(book), "--seed", "9",
                    "--max-moves", "20", "--cluster", address, "--pgnout", str(pgn), "--report", str(report),
                    "--no-progress")
-    errors = tmp_path / "stderr.txt"
-    with open(errors, "w") as err_handle:
-        proc = subprocess.Popen(command, cwd=str(ROOT), stdout=subprocess.PIPE, stderr=err_handle, text=True)
-    try:
-        assert proc.stdout is not None
-        first = proc.stdout.readline()
-        while first and not first.startswith("Game "):
-            first = proc.stdout.readline()
-        kill_group(workers[0])
-        out = first + proc.stdout.read()
-        proc.wait(CLI_TIMEOUT)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 0, errors.read_text()[-3000:]
+    out = run_meanwhile(tmp_path, command, "Game ", lambda: kill_group(workers[0]))
     assert workers[0].poll() is not None
     assert sum(line.startswith("Game ") for line in out.splitlines()) == games
     check_games_against_report(pgn, report, games)
@@ -283,3 +306,98 @@ def test_a_local_match_resumes_on_a_cluster(tmp_path: Path, book: Path) -> None:
 
     assert games(pgn) == games(whole_pgn)
     assert json.loads(report.read_text())["pentanomial"] == json.loads(whole_report.read_text())["pentanomial"]
+
+
+# --------------------------------------------------------------------------- garfish datagen --cluster
+def datagen_command(out: Path, book: Path, engine: list[str], games: int, *where: str, plies: int = 50) -> list[str]:
+    """`garfish datagen` with the scripted engine (its moves do not depend on timing), seed 7."""
+    return tool("datagen", str(out), "--engine", shlex.join([sys.executable, str(SCRIPTED), *engine]),
+                "--openings", str(book), "--random-plies", "2", "--max-plies", str(plies), "--games", str(games),
+                "--seed", "7", "--no-progress", *where)
+
+
+def one_process_pack(tmp_path: Path, book: Path, engine: list[str], games: int, plies: int = 50) -> bytes:
+    """The pack that `-j 1` writes for these games."""
+    out = tmp_path / "one-process.gfpk"
+    proc = subprocess.run(datagen_command(out, book, engine, games, "-j", "1", plies=plies), cwd=str(ROOT),
+                          capture_output=True, text=True, timeout=CLI_TIMEOUT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out.read_bytes()
+
+
+def test_local_cluster_datagen_writes_the_pack_of_one_process(tmp_path: Path, book: Path) -> None:
+    """`--cluster local:2`: two workers finish games of different lengths in another order than their numbers,
+    and OUT is the pack `-j 1` writes, byte for byte; each worker keeps its engine from game to game, and no
+    game waits in the ahead file at the end."""
+    engine = ["--play", "greedy", "--delay", "0.002"]
+    log = tmp_path / "engine.log"
+    out = tmp_path / "cluster.gfpk"
+    command = datagen_command(out, book, [*engine, "--log", str(log)], 10, "--cluster", "local:2", plies=200)
+    proc = subprocess.run(command, cwd=str(ROOT), capture_output=True, text=True, timeout=CLI_TIMEOUT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "cluster local:2: 2 worker threads" in proc.stdout and "holds 10 of 10 games" in proc.stdout
+    assert out.read_bytes() == one_process_pack(tmp_path, book, engine, 10, plies=200)
+    lengths = [int(line.split()[2]) for line in datagen.sidecar_path(out).read_text().splitlines()[1:]]
+    assert len(lengths) == 10 and len(set(lengths)) > 3 and not datagen.ahead_path(out).exists()
+    assert 1 <= log.read_text().splitlines().count("uci") <= 2
+
+
+@pytest.mark.skipif(shutil.which("stockfish") is None and not Path("/usr/games/stockfish").exists(),
+                    reason="Stockfish is not installed (not on PATH nor at /usr/games/stockfish)")
+def test_local_cluster_datagen_with_stockfish_writes_the_pack_of_one_process(tmp_path: Path, book: Path) -> None:
+    """Stockfish at 500 nodes a move (one thread, 16 MB hash) plays the same games in two worker processes as in
+    one: the same pack, byte for byte."""
+    stockfish = shutil.which("stockfish") or "/usr/games/stockfish"
+    packs = []
+    for where in (["--cluster", "local:2"], ["-j", "1"]):
+        out = tmp_path / f"{where[0].strip('-')}.gfpk"
+        proc = run_tool("datagen", str(out), "--engine", stockfish, "--option", "Hash=16", "--nodes", "500",
+                        "--openings", str(book), "--games", "4", "--seed", "3", "--max-plies", "80", "--no-progress",
+                        *where)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        packs.append(out.read_bytes())
+    assert packs[0] == packs[1]
+
+
+def test_a_worker_killed_mid_datagen_loses_no_game(tmp_path: Path, book: Path,
+                                                   scheduler_and_workers: tuple[str, list[subprocess.Popen]]) -> None:
+    """Two workers; one is SIGKILLed (with its nanny) once the first game is written, in the middle of a game: the
+    scheduler gives that game to the other worker, which plays it again from its start, and OUT is the pack of
+    one process, every game once."""
+    address, workers = scheduler_and_workers
+    engine = ["--play", "random", "--delay", "0.03"]
+    log = tmp_path / "engine.log"
+    out = tmp_path / "cluster.gfpk"
+    command = datagen_command(out, book, [*engine, "--log", str(log)], 8, "--cluster", address)
+    output = run_meanwhile(tmp_path, command, "game ", lambda: kill_group(workers[0]))
+    assert workers[0].poll() is not None
+    assert [line.split(":")[0] for line in output.splitlines() if line.startswith("game ")] == [
+        f"game {number}" for number in range(1, 9)]
+    assert out.read_bytes() == one_process_pack(tmp_path, book, engine, 8)
+    assert log.read_text().splitlines().count("ucinewgame") > 8, "no game was cut short by the kill"
+
+
+def test_a_scheduler_restarted_mid_datagen_loses_no_game(tmp_path: Path, book: Path) -> None:
+    """The scheduler is SIGKILLed once the first game is written (its worker ends with it) and started again at the
+    same address, with a new worker: the games in progress are handed out again, and OUT is the pack of one
+    process."""
+    engine = ["--play", "random", "--delay", "0.03"]
+    processes: list[subprocess.Popen] = []
+    try:
+        address = start_scheduler(tmp_path, processes)
+        start_workers(tmp_path, processes, address, ["w0"])
+
+        def restart() -> None:
+            """Kill the scheduler and its worker; start both again."""
+            for process in processes:
+                kill_group(process)
+            start_scheduler(tmp_path, processes, port=int(address.rsplit(":", 1)[1]), name="scheduler-again")
+            start_workers(tmp_path, processes, address, ["w1"])
+
+        out = tmp_path / "cluster.gfpk"
+        output = run_meanwhile(tmp_path, datagen_command(out, book, engine, 6, "--cluster", address), "game ", restart)
+    finally:
+        for process in processes:
+            kill_group(process)
+    assert f"lost the Dask scheduler at {address}; back:" in output
+    assert out.read_bytes() == one_process_pack(tmp_path, book, engine, 6)

@@ -221,6 +221,94 @@ def test_output_refuses_what_it_cannot_continue(tmp_path: Path) -> None:
         Output(path, SETTINGS, print)
 
 
+class ScriptedPlayers:
+    """Players (datagen.Players) whose games come back in a given order, made up (game N: N positions); when the
+    next game of the order has not been handed out, or the order is played, the run stops with an error."""
+
+    def __init__(self, order: list[int]) -> None:
+        """Players that will give back the games of `order`, in that order."""
+        self.order = list(order)
+        self.submitted: list[int] = []
+
+    def start(self) -> None:
+        """Nothing to start."""
+
+    def slots(self) -> int:
+        """Two games at once."""
+        return 2
+
+    def submit(self, start: datagen.GameStart) -> None:
+        """Note the game handed out."""
+        self.submitted.append(start.number)
+
+    def next_event(self, seconds: float) -> Optional[tuple[str, object]]:
+        """The next game of the order, or the stop."""
+        if seconds <= 0:
+            return None
+        if self.order and self.order[0] in self.submitted:
+            number = self.order.pop(0)
+            return "game", finished(number, number)
+        return "fatal", "the test stops here"
+
+    def gone(self) -> Optional[str]:
+        """Never."""
+        return None
+
+    def close(self, completed: bool) -> None:
+        """Nothing to stop."""
+
+
+def run_with(players: ScriptedPlayers, path: Path, book: Book, games: int) -> datagen.RunState:
+    """A run of `games` games (seed 1, no random plies) on these players, OUT at `path`."""
+    config = datagen.RunConfig(spec=datagen.EngineSpec(argv=["unused"]), rules=datagen.Rules(10, 40, 0, 20, 1.0),
+                               book=book, seed=1, random_plies=0, games=games, jobs=1, progress=False)
+    output = Output(path, SETTINGS, print)
+    try:
+        return datagen.Run(config, output, lambda line: None).play(players)
+    finally:
+        output.close()
+
+
+def test_a_game_finished_ahead_of_an_older_one_is_kept_for_the_next_run(tmp_path: Path) -> None:
+    """Game 2 comes back before game 1 and the run stops before game 1 does: game 2 waits in the ahead file
+    (also past a torn line), the next run takes it from there instead of playing it again, and OUT is the
+    in-order run's, byte for byte; the ahead file then goes."""
+    book = Book(write_book(tmp_path / "book.epd", OPENINGS), print)
+    path, ahead = tmp_path / "out.txt", datagen.ahead_path(tmp_path / "out.txt")
+    first = ScriptedPlayers([2])
+    assert run_with(first, path, book, 4).error == "the test stops here"
+    assert first.submitted == [1, 2, 3, 4] and path.read_bytes() == b"" and recorded(path) == []
+    assert ahead.read_text().count("\n") == 2  # the settings, then game 2
+    with open(ahead, "ab") as handle:
+        handle.write(b'{"number": 3, "te')
+    second = ScriptedPlayers([1, 3, 4])
+    state = run_with(second, path, book, 4)
+    assert state.error is None and state.games == 4
+    assert second.submitted == [1, 3, 4] and not ahead.exists()
+    assert [number for number, _, _ in recorded(path)] == [1, 2, 3, 4]
+    reference = tmp_path / "reference.txt"
+    output = Output(reference, SETTINGS, print)
+    for number in (1, 2, 3, 4):
+        output.append(finished(number, number))
+    output.close()
+    assert path.read_bytes() == reference.read_bytes()
+
+
+def test_an_ahead_file_of_other_settings_is_not_used(tmp_path: Path) -> None:
+    """Games kept for a file of other settings (an OUT of the same name made again) are dropped, with a warning."""
+    path = tmp_path / "out.txt"
+    output = Output(path, dict(SETTINGS, seed=2), print)
+    output.keep_ahead(finished(2, 2))
+    output.close()
+    (tmp_path / "out.txt").unlink()
+    datagen.sidecar_path(path).unlink()
+    warnings: list[str] = []
+    output = Output(path, SETTINGS, warnings.append)
+    assert output.ahead == {} and any("other settings" in warning for warning in warnings)
+    output.close()
+    assert not datagen.ahead_path(path).exists()
+
+
 def test_default_engine_is_stockfish_when_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Stockfish on PATH, else at the fallback path, else Garfish; the reason says which."""
     folder = tmp_path / "bin"

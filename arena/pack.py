@@ -34,6 +34,9 @@ sequence of lines packs, games or not, and a datagen game is one record.
 
 `garfish datagen` writes one block a game (it appends whole games, and a rerun cuts the file back
 after the last one); `garfish pack` writes blocks of about BLOCK_BYTES, which compress better.
+
+`garfish pack --verify FOLDER` checks a folder of packs against the list of the training data set's
+packs (garfish.arena.packlist).
 """
 
 from __future__ import annotations
@@ -336,9 +339,9 @@ def pack(records_: Sequence[bytes], block_bytes: int = BLOCK_BYTES) -> bytes:
     return b"".join(blocks)
 
 
-def unpacked_games(data: bytes, name: str = "<pack>") -> Iterator[str]:
-    """The text of each record of a pack file's bytes (PackError when it is no pack of a known
-    version, or is cut short)."""
+def pack_body(data: bytes, name: str = "<pack>") -> bytes:
+    """The blocks of a pack file's bytes, after its header line (PackError when it is no pack of a known
+    version)."""
     header, newline, _ = data[:64].partition(b"\n")
     if not is_pack(data) or not newline:
         raise PackError(f"{name}: not a garfish pack (no '{PACK_NAME.decode()}N' header line)")
@@ -346,7 +349,13 @@ def unpacked_games(data: bytes, name: str = "<pack>") -> Iterator[str]:
     if version != str(PACK_VERSION).encode("ascii"):
         raise PackError(f"{name}: pack version {version.decode('ascii', 'replace')!r}, this garfish reads "
                         f"version {PACK_VERSION}")
-    body = data[len(header) + 1:]
+    return data[len(header) + 1:]
+
+
+def unpacked_games(data: bytes, name: str = "<pack>") -> Iterator[str]:
+    """The text of each record of a pack file's bytes (PackError when it is no pack of a known
+    version, or is cut short)."""
+    body = pack_body(data, name)
     try:
         raw = gunzip(body) if body else b""
     except (OSError, EOFError, zlib.error) as exc:
@@ -391,13 +400,19 @@ def build_parser() -> argparse.ArgumentParser:
     """Command-line arguments of `garfish pack`."""
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("source", type=Path, metavar="IN",
+    parser.add_argument("source", type=Path, metavar="IN", nargs="?",
                         help="positions: text (FEN;SCORE;BEST;RESULT lines, gzip or plain) or a pack; "
                              "with --unpack a pack")
-    parser.add_argument("out", type=Path, metavar="OUT",
+    parser.add_argument("out", type=Path, metavar="OUT", nargs="?",
                         help=f"the file to write (a new one): a pack, named *{PACK_SUFFIX}; with --unpack text, "
                              f"gzip when it ends in .gz")
     parser.add_argument("--unpack", action="store_true", help="write IN's positions as text")
+    parser.add_argument("--verify", type=Path, metavar="FOLDER",
+                        help="instead: check the packs of FOLDER against the data set's list (missing, partial, "
+                             "differing, corrupt, extra; exit status 0 all as listed, 1 one differs or is corrupt, "
+                             "3 incomplete; see garfish.arena.packlist)")
+    parser.add_argument("--list", type=Path, metavar="FILE", dest="packs",
+                        help="with --verify: the list to check against (default: packs.tsv, installed with garfish)")
     return parser
 
 
@@ -418,13 +433,23 @@ def convert(data: bytes, source: str, out: Path, unpacking: bool) -> tuple[bytes
 
 def main(argv: Optional[list[str]] = None) -> int:
     """Entry point of `garfish pack`."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
 
     def fail(message: str) -> int:
         """Print a problem; the usage error status."""
         print(f"{PROG}: {message}", file=sys.stderr, flush=True)
         return EXIT_USAGE
 
+    if args.verify is not None:
+        if args.source is not None or args.unpack:
+            return fail("--verify FOLDER takes no IN, OUT or --unpack")
+        from garfish.arena.packlist import verify_main
+
+        return verify_main(args.verify, args.packs)
+    if args.out is None or args.packs is not None:
+        parser.print_usage(sys.stderr)
+        return fail("IN and OUT are needed (or --verify FOLDER, with --list FILE)")
     if args.unpack == args.out.name.endswith(PACK_SUFFIX):
         return fail(f"with --unpack OUT is text (*.txt or *.txt.gz), else a pack (*{PACK_SUFFIX})")
     if args.out.exists():

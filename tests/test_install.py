@@ -41,6 +41,7 @@ def test_wheel_holds_only_the_garfish_package(wheel: Path) -> None:
     assert not any(name.startswith(("engine/", "uci/", "perft/", "arena/", "train/", "tests/", "scripts/"))
                    for name in names)
     assert "garfish/engine/nets/README.md" in names  # the folder of shipped networks (EvalFile)
+    assert "garfish/arena/packs.tsv" in names  # the data set's list of packs (garfish pack --verify)
 
 
 def test_wheel_carries_the_version_licence_and_type_markers(wheel: Path) -> None:

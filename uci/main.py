@@ -4,7 +4,8 @@
 `garfish rating RATING=REPORT.json ...` (a rating from matches against rated opponents),
 `garfish wdl PGN ...` (fit the win/draw/loss model to an engine's games) or
 `garfish datagen OUT ...` (training positions from an engine's self-play),
-`garfish pack IN OUT` (training positions packed as games, and `--unpack` back to text),
+`garfish pack IN OUT` (training positions packed as games, `--unpack` back to text, `--verify FOLDER`
+against the data set's list),
 `garfish train DATA ...` (train an evaluation network; needs the `train` extra, PyTorch)."""
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ A record is a run of consecutive lines (little-endian):
     u16, bytes   the first line's FEN (its length, then its bytes as in the text)
     u16          n, the lines of the record (1 to 65535)
     u16 x n      each line's BEST as a move code: from | to << 6 | promotion << 12, squares
-                 a1 = 0 ... h8 = 63, promotion n 2, b 3, r 4, q 5 (0: none), as engine/moves.py
+                 a1 = 0 ... h8 = 63, promotion n 2, b 3, r 4, q 5 (0: none), as engine/board/moves.py
     varint x n   each line's SCORE (-32768 to 32767, White's view; datagen writes mates as
                  +-(32000 - moves to mate), clipped to +-20000): the zigzag LEB128 varint of its
                  difference from the line before's (the first line's from 0)
@@ -69,7 +69,7 @@ SCORE_MIN, SCORE_MAX = -(1 << 15), (1 << 15) - 1  # a 16-bit signed score
 RESULTS = ("0", "0.5", "1")  # by code: White's result in half points
 RESULT_CODES = {text: code for code, text in enumerate(RESULTS)}
 
-# The move codec (engine/moves.py's, which arena may not import): a move as 16 bits.
+# The move codec (engine/board/moves.py's, which arena may not import): a move as 16 bits.
 TO_SHIFT = 6
 PROMOTION_SHIFT = 12
 SQUARE_MASK = 63
@@ -441,12 +441,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         print(f"{PROG}: {message}", file=sys.stderr, flush=True)
         return EXIT_USAGE
 
-    if args.verify is not None:
-        if args.source is not None or args.unpack:
-            return fail("--verify FOLDER takes no IN, OUT or --unpack")
-        from garfish.arena.packlist import verify_main
-
-        return verify_main(args.verify, args.packs)
+    if args.verify is not None:  # garfish.arena.packlist.main's (`garfish pack`'s entry), which calls this without it
+        return fail("--verify FOLDER is garfish.arena.packlist.main's")
     if args.out is None or args.packs is not None:
         parser.print_usage(sys.stderr)
         return fail("IN and OUT are needed (or --verify FOLDER, with --list FILE)")

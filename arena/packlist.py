@@ -36,7 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
-from garfish.arena.pack import PACK_SUFFIX, RESULTS, PackError, pack_body
+from garfish.arena.pack import PACK_SUFFIX, RESULTS, PackError, build_parser, pack_body
+from garfish.arena.pack import main as pack_main
 from garfish.arena.tools import EXIT_OK, EXIT_USAGE
 
 PROG = "garfish pack"
@@ -318,3 +319,14 @@ def verify_main(folder: Path, list_path: Optional[Path], out: Callable[[str], No
     meaning = {EXIT_OK: "all as listed", EXIT_DIFFERS: "NOT as listed", EXIT_INCOMPLETE: "incomplete"}[status]
     out(f"{PROG}: {counts}: {meaning} (exit status {status})")
     return status
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    """Entry point of `garfish pack`: --verify FOLDER here (verify_main), the rest garfish.arena.pack.main's."""
+    args = build_parser().parse_args(argv)
+    if args.verify is None:
+        return pack_main(argv)
+    if args.source is not None or args.unpack:
+        print(f"{PROG}: --verify FOLDER takes no IN, OUT or --unpack", file=sys.stderr, flush=True)
+        return EXIT_USAGE
+    return verify_main(args.verify, args.packs)

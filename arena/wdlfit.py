@@ -18,7 +18,7 @@ number of positions).
 Input: PGNs written by `garfish match`, whose move comments hold the mover's
 score ("+0.35/12 0.231s", mates "+M3/20" are skipped). `--engine NAME` takes
 only the moves of the player of that name (default: every move). Prints the
-coefficients as Python for engine/wdl.py, with the counts and the fit's
+coefficients as Python for engine/evaluation/wdl.py, with the counts and the fit's
 log-likelihood per position.
 """
 

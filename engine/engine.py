@@ -22,16 +22,16 @@ from typing import TYPE_CHECKING, Callable, Optional
 
 import chess
 
-from garfish.engine import evalfile
-from garfish.engine.evalfile import CLASSIC
+from garfish.engine.evaluation import evalfile
+from garfish.engine.evaluation.evalfile import CLASSIC
 
 if TYPE_CHECKING:  # imported when the engine is built (load), so that `Engine(load=False)` is cheap
-    from garfish.engine.book import Book
-    from garfish.engine.nnue import NetworkEvaluator
-    from garfish.engine.search import SearchInfo, SearchResult, Searcher
-    from garfish.engine.smp import HelperPool
-    from garfish.engine.syzygy import Tablebases
-    from garfish.engine.tt import TranspositionTable
+    from garfish.engine.services.book import Book
+    from garfish.engine.evaluation.nnue import NetworkEvaluator
+    from garfish.engine.search.driver import SearchInfo, SearchResult, Searcher
+    from garfish.engine.services.smp import HelperPool
+    from garfish.engine.services.syzygy import Tablebases
+    from garfish.engine.search.tt import TranspositionTable
     from garfish.engine.types import Limits
 
 MIN_HASH_MB = 1  # the table an engine falls back to when the Hash asked for cannot be had
@@ -136,7 +136,7 @@ class Engine:
         answer while a first start compiles in child processes, and fall back to the smallest table
         and to the hand-written evaluation (said at the next wait_ready) instead of failing."""
         try:
-            from garfish.engine import warmup
+            from garfish.engine.services import warmup
 
             cold = lenient and not warmup.kernels_cached()
             if cold:
@@ -148,10 +148,10 @@ class Engine:
                 with self._lock:
                     self.compiling = False  # the rest loads from the cache: a second or two, worth waiting for
             warmup.load_kernels()
-            from garfish.engine.evalfile import load_evaluator
-            from garfish.engine.network import NetworkError
-            from garfish.engine.search import Searcher
-            from garfish.engine.tt import TranspositionTable
+            from garfish.engine.evaluation.evalfile import load_evaluator
+            from garfish.engine.evaluation.network import NetworkError
+            from garfish.engine.search.driver import Searcher
+            from garfish.engine.search.tt import TranspositionTable
 
             with self._lock:  # the settings kept while compiling are final from here
                 try:
@@ -312,8 +312,8 @@ class Engine:
         self._answerable.wait()
         if move is None and self.compiling:
             # A first start still compiling the kernels: a move from the quick search, within the time.
-            from garfish.engine.quick import quick_move
-            from garfish.engine.timeman import time_budget
+            from garfish.engine.services.quick import quick_move
+            from garfish.engine.search.timeman import time_budget
 
             optimum, _ = time_budget(limits, board.turn)
             self._say("the engine's kernels are still compiling (first start): a move from a quick search")
@@ -450,8 +450,8 @@ class Engine:
 
     def _start_threads(self, threads: int) -> None:
         """set_threads's work on a built engine."""
-        from garfish.engine.smp import HelperPool
-        from garfish.engine.tt import TranspositionTable
+        from garfish.engine.services.smp import HelperPool
+        from garfish.engine.search.tt import TranspositionTable
 
         searcher = self.searcher
         assert searcher is not None
@@ -481,8 +481,8 @@ class Engine:
         and histories learned with the other one; a file that cannot be used keeps the evaluation
         in use (EngineError says why). The same value again loads nothing (as in Stockfish).
         Returns the evaluation in use, in words."""
-        from garfish.engine.evalfile import load_evaluator
-        from garfish.engine.network import NetworkError
+        from garfish.engine.evaluation.evalfile import load_evaluator
+        from garfish.engine.evaluation.network import NetworkError
 
         searcher = self._settle(eval_file=value)
         if searcher is None or value == self.eval_file:
@@ -513,7 +513,7 @@ class Engine:
         evaluator = self.evaluator
         if evaluator is not None:
             return evaluator.evaluate(board)
-        from garfish.engine.evaluate import evaluate
+        from garfish.engine.evaluation.classic import evaluate
 
         return evaluate(board)
 
@@ -526,7 +526,7 @@ class Engine:
 
     def _open_tables(self, path: str) -> Optional[Tablebases]:
         """set_syzygy_path's work on a built engine."""
-        from garfish.engine.syzygy import TablebaseError, Tablebases
+        from garfish.engine.services.syzygy import TablebaseError, Tablebases
 
         searcher = self.searcher
         assert searcher is not None
@@ -570,7 +570,7 @@ class Engine:
                 self.book.close()
             self.book = None
             return None
-        from garfish.engine.book import Book, BookError
+        from garfish.engine.services.book import Book, BookError
 
         try:
             book = Book(path)
@@ -589,7 +589,7 @@ class Engine:
         self.wait()
         if not self._loaded.is_set() or self.helpers is None:
             return
-        from garfish.engine.tt import TranspositionTable
+        from garfish.engine.search.tt import TranspositionTable
 
         assert self.tt is not None and self.searcher is not None
         self.helpers.close()

@@ -63,24 +63,6 @@ def mated_in(ply: int) -> int:
     return -MATE + ply
 
 
-def value_to_tt(score: int, ply: int) -> int:
-    """Make a mate or tablebase score relative to the node (not the root) before storing it."""
-    if score >= TB_WIN_BOUND:
-        return score + ply
-    if score <= -TB_WIN_BOUND:
-        return score - ply
-    return score
-
-
-def value_from_tt(score: int, ply: int) -> int:
-    """Turn a node-relative mate or tablebase score from the table back into a root-relative one."""
-    if score >= TB_WIN_BOUND:
-        return score - ply
-    if score <= -TB_WIN_BOUND:
-        return score + ply
-    return score
-
-
 @dataclass
 class Limits:
     """What bounds a search. Times are in seconds; None means no such limit."""

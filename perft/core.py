@@ -16,11 +16,11 @@ from __future__ import annotations
 import chess
 import numpy as np
 
-from garfish.engine.board import SearchBoard
-from garfish.engine.history import History
-from garfish.engine.moves import encode
-from garfish.engine.tree import ROWS, TreeWork, perft_kernel, picker_kernel
-from garfish.engine.tt import TranspositionTable
+from garfish.engine.board.moves import encode
+from garfish.engine.board.searchboard import SearchBoard
+from garfish.engine.search.history import History
+from garfish.engine.search.tree import ROWS, TreeWork, perft_kernel, picker_kernel
+from garfish.engine.search.tt import TranspositionTable
 from garfish.engine.types import MAX_LISTED_MOVES
 
 ALL_SQUARES = np.uint64(chess.BB_ALL)

@@ -25,7 +25,7 @@ import chess.engine
 
 def bench_fens() -> list[str]:
     """The positions of Garfish's bench."""
-    from garfish.engine.bench import BENCH_FENS
+    from garfish.engine.services.bench import BENCH_FENS
 
     return list(BENCH_FENS)
 

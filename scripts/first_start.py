@@ -60,7 +60,7 @@ def one_run(command: list[str], engines: int, load: int, warm: bool) -> list:
     with tempfile.TemporaryDirectory(prefix="garfish-first-start-") as cache:
         env = dict(os.environ, NUMBA_CACHE_DIR=cache)
         if warm:
-            subprocess.run([sys.executable, "-c", "from garfish.engine.warmup import load_kernels; load_kernels()"],
+            subprocess.run([sys.executable, "-c", "from garfish.engine.services.warmup import load_kernels; load_kernels()"],
                            env=env, check=True, timeout=900)
         burners = [multiprocessing.Process(target=burn, daemon=True) for _ in range(load)]
         for burner in burners:

@@ -24,10 +24,10 @@ from typing import Callable, Optional
 
 import chess
 
-from garfish.engine.bench import BENCH_FENS
-from garfish.engine.board import SearchBoard
-from garfish.engine.evaluate import evaluate_kernel
-from garfish.engine.nnue import NetworkBoard, NetworkEvaluator, network_kernel, network_update_kernel
+from garfish.engine.board.searchboard import SearchBoard
+from garfish.engine.evaluation.classic import evaluate_kernel
+from garfish.engine.evaluation.nnue import NetworkBoard, NetworkEvaluator, network_kernel, network_update_kernel
+from garfish.engine.services.bench import BENCH_FENS
 from random_network import ACTIVATIONS, random_network
 
 Evaluate = Callable[..., int]

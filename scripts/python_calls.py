@@ -15,8 +15,8 @@ import argparse
 import sys
 from typing import Any, Optional
 
-from garfish.engine.bench import run_bench
-from garfish.engine.evalfile import DEFAULT_EVAL_FILE, load_evaluator
+from garfish.engine.evaluation.evalfile import DEFAULT_EVAL_FILE, load_evaluator
+from garfish.engine.services.bench import run_bench
 
 
 def counted_bench(depth: int, evaluator: Any) -> tuple[int, int]:

@@ -16,7 +16,7 @@ from typing import Optional
 
 import numpy as np
 
-from garfish.engine.network import CRELU, FEATURES, SCRELU, Network, write_network
+from garfish.engine.evaluation.network import CRELU, FEATURES, SCRELU, Network, write_network
 
 ACTIVATIONS = {"crelu": CRELU, "screlu": SCRELU}
 

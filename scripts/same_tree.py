@@ -26,7 +26,7 @@ import chess.engine
 import chess.pgn
 
 from garfish.arena.data import data_dir
-from garfish.engine.bench import BENCH_FENS
+from garfish.engine.services.bench import BENCH_FENS
 
 FEW_PIECES = (
     "8/8/8/4k3/8/8/2P5/4K3 w - - 0 1", "8/8/3k4/8/3K4/8/8/3R4 w - - 0 1", "8/5k2/8/8/8/2B5/8/1N2K3 w - - 0 1",

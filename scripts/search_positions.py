@@ -22,8 +22,8 @@ from typing import Iterator, Optional
 import chess
 
 from garfish.engine import Limits, Searcher
-from garfish.engine.evalfile import DEFAULT_EVAL_FILE, load_evaluator
-from garfish.engine.tt import TranspositionTable
+from garfish.engine.evaluation.evalfile import DEFAULT_EVAL_FILE, load_evaluator
+from garfish.engine.search.tt import TranspositionTable
 
 
 def positions(path: str, every: int, count: int) -> Iterator[chess.Board]:

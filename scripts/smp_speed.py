@@ -29,7 +29,7 @@ READY_WAIT = 3.0  # seconds given to the helper processes to start before the fi
 
 def bench_fens() -> list[str]:
     """The positions of Garfish's bench."""
-    from garfish.engine.bench import BENCH_FENS
+    from garfish.engine.services.bench import BENCH_FENS
 
     return list(BENCH_FENS)
 

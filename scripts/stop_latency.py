@@ -59,7 +59,7 @@ def main() -> int:
     parser.add_argument("--think", type=float, default=1.0, help="seconds of search before stop (default 1)")
     parser.add_argument("--engine", default=str(ROOT / "garfish"), help="engine command (default ./garfish)")
     args = parser.parse_args()
-    from garfish.engine.bench import BENCH_FENS
+    from garfish.engine.services.bench import BENCH_FENS
 
     fens = list(BENCH_FENS)[:args.positions]
     results = {}

@@ -9,7 +9,7 @@ each through python-chess at `Limit(time=T)` a move, for each T of --times, unti
 ends the game (garfish.arena.rules). Prints, per time, how many won positions were mated (before
 the fifty-move rule, which would have ended the game), how many drawn ones stayed drawn and how many
 lost ones were lost, and then the time a root ranking takes (Tablebases.rank_root_moves of --ranking,
-default this checkout's engine/syzygy.py, run in this process, its probe cache emptied each time)
+default this checkout's engine/services/syzygy.py, run in this process, its probe cache emptied each time)
 over every position the games reached: median, 90th percentile and largest, in milliseconds.
 --ranking OTHER/engine/syzygy.py measures another checkout's ranking on the same positions.
 """

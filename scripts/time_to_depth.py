@@ -51,7 +51,7 @@ def main() -> int:
     args = parser.parse_args()
     if len(args.engine) != 2:
         parser.error("give --engine twice")
-    from garfish.engine.bench import BENCH_FENS
+    from garfish.engine.services.bench import BENCH_FENS
 
     engines = [Engine(shlex.split(command)) for command in args.engine]
     totals = [[0.0, 0], [0.0, 0]]

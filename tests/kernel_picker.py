@@ -8,11 +8,11 @@ from typing import Iterator, Optional, Sequence
 import chess
 import numpy as np
 
-from garfish.engine.board import SearchBoard
-from garfish.engine.history import History
-from garfish.engine.moves import decode, encode
-from garfish.engine.tree import TreeWork, next_move, picker_kernel, start_picker
-from garfish.engine.tt import TranspositionTable
+from garfish.engine.board.moves import decode, encode
+from garfish.engine.board.searchboard import SearchBoard
+from garfish.engine.search.history import History
+from garfish.engine.search.tree import TreeWork, next_move, picker_kernel, start_picker
+from garfish.engine.search.tt import TranspositionTable
 from garfish.engine.types import MAX_LISTED_MOVES
 
 _TABLE = TranspositionTable(1)  # the picker reads no entry: any table will do
@@ -67,7 +67,7 @@ def searched(cases: list) -> list:
     """[nodes, score, PV] of a search of each case [fen, moves, depth, network, chess960] from a fresh
     table: the tests run it compiled and interpreted (NUMBA_DISABLE_JIT=1) and compare."""
     from garfish.engine import Limits, Searcher
-    from garfish.engine.evalfile import DEFAULT_EVAL_FILE, load_evaluator
+    from garfish.engine.evaluation.evalfile import DEFAULT_EVAL_FILE, load_evaluator
 
     out = []
     for fen, moves, depth, network, chess960 in cases:

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import chess
 
-from garfish.engine.checks import attackers_kernel, evasion_kernel
-from garfish.engine.moves import decode
+from garfish.engine.board.checks import attackers_kernel, evasion_kernel
+from garfish.engine.board.moves import decode
 from reference_picker import PROMOTION_RANK
-from garfish.engine.see import see_ge_kernel
+from garfish.engine.board.see import see_ge_kernel
 from garfish.engine.types import PIECE_VALUE, bitboards
 
 BB_SQUARES = chess.BB_SQUARES

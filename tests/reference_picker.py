@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING, Iterator, Optional, Sequence
 import chess
 import numpy as np
 
-from garfish.engine.bits import entry_point
-from garfish.engine.captures import (
+from garfish.engine.board.bits import entry_point
+from garfish.engine.board.captures import (
     CODE_MASK, ESCAPE_BONUS, GOOD_BIT, capture_list_kernel, evasion_order_kernel, quiet_list_kernel,
 )
-from garfish.engine.checks import threats_entry
-from garfish.engine.moves import MOVE_TABLE, encode
+from garfish.engine.board.checks import threats_entry
+from garfish.engine.board.moves import MOVE_TABLE, encode
 
 BB_SQUARES = chess.BB_SQUARES
 # The hot kernels' compiled entries: no dispatcher between the picker and them (engine.bits.entry_point).
@@ -40,7 +40,7 @@ PROMOTION_RANK = (chess.BB_RANK_2, chess.BB_RANK_7)  # indexed by colour: pawns 
 BACK_RANK = (chess.BB_RANK_8, chess.BB_RANK_1)  # indexed by colour: where its castling rooks stand
 
 if TYPE_CHECKING:
-    from garfish.engine.board import SearchBoard
+    from garfish.engine.board.searchboard import SearchBoard
 
 
 def sort_quiets(board: chess.Board, quiets: list[chess.Move], history: np.ndarray) -> None:
@@ -103,7 +103,7 @@ def pick_moves(
     capture_targets: a superset of the squares the side to move can capture on (from the
     evaluation's attack maps; 0 when it has no capture, promotion or en passant), so that the
     capture stages list less.
-    check_masks: (targets, discoverers, movers) from garfish.engine.checks.check_masks_kernel: the
+    check_masks: (targets, discoverers, movers) from garfish.engine.board.checks.check_masks_kernel: the
     caller will prune every quiet move that does not give check, so the quiet stage only generates
     moves that might (the caller still confirms each one).
     in_check: the side to move is in check (the evaluation's IN_CHECK_FLAG): the stages run over its

@@ -1,4 +1,4 @@
-"""The quiescence search as it was written in Python (engine/search.py before the compiled one), kept
+"""The quiescence search as it was written in Python (engine/search/driver.py before the compiled one), kept
 as the reference that engine.qsearch.quiescence_kernel is tested against: the same score, node count
 and deepest ply from the same node, python-chess's board and move paths doing the work."""
 
@@ -8,15 +8,15 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Iterator
 
-from garfish.engine.board import SearchBoard
-from garfish.engine.captures import (
+from garfish.engine.board.captures import (
     entry_is_capture, entry_is_good, entry_move, entry_promotes, entry_victim, quiescence_list_kernel,
     quiet_checks_kernel,
 )
-from garfish.engine.flags import IN_CHECK_FLAG, packed_flags, packed_score
+from garfish.engine.board.flags import IN_CHECK_FLAG, packed_flags, packed_score
+from garfish.engine.board.searchboard import SearchBoard
 from reference_movepick import evasion_moves
-from garfish.engine.moves import encode
-from garfish.engine.qsearch import DELTA_MARGIN
+from garfish.engine.board.moves import encode
+from garfish.engine.search.qsearch import DELTA_MARGIN
 from garfish.engine.types import INF, MAX_PLY, PIECE_VALUE, bitboards, mated_in
 
 

@@ -31,16 +31,16 @@ def test_arena_imports_nothing_of_engine_uci_or_perft() -> None:
 
 
 @pytest.mark.parametrize("source", [
-    "import garfish.engine.search",
+    "import garfish.engine.search.driver",
     "import garfish.uci",
     "from garfish.uci.protocol import run_session",
     "from garfish import engine",
     "from garfish import perft as p",
     "from .. import uci",
     "from ..engine import bench",
-    "def lazy():\n    from garfish.engine.bench import run_bench",
-    "import importlib\nimportlib.import_module('garfish.engine.search')",
-    "__import__('garfish.uci.main')",
+    "def lazy():\n    from garfish.engine.services.bench import run_bench",
+    "import importlib\nimportlib.import_module('garfish.engine.search.driver')",
+    "__import__('garfish.uci.protocol')",
 ])
 def test_the_check_catches_a_forbidden_import(source: str) -> None:
     """Each way of importing the engine, the protocol or perft is reported."""

@@ -6,7 +6,7 @@ import random
 
 import chess
 
-from garfish.engine.board import SearchBoard
+from garfish.engine.board.searchboard import SearchBoard
 from positions import random_game_boards
 
 

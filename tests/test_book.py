@@ -11,7 +11,7 @@ import chess
 import chess.polyglot
 import pytest
 
-from garfish.engine.book import Book, BookError
+from garfish.engine.services.book import Book, BookError
 
 START_MOVES = {"e2e4": 1, "d2d4": 1, "c2c4": 1}  # performance.bin's entries for the start position
 # After 1.e4 c5 2.c3: eight book moves of unequal weights (total 2970), in the book's order.

@@ -9,14 +9,14 @@ import chess
 import chess.polyglot
 import numpy as np
 
-from garfish.engine.captures import (
+from garfish.engine.board.captures import (
     ATTACKER_SHIFT, CODE_MASK, GOOD_BIT, TYPE_MASK, VICTIM_SHIFT, capture_list_kernel, evasion_order_kernel,
     quiescence_list_kernel, quiet_checks_kernel, quiet_list_kernel,
 )
-from garfish.engine.checks import check_masks_kernel
+from garfish.engine.board.checks import check_masks_kernel
 from reference_picker import PROMOTION_RANK
-from garfish.engine.moves import encode
-from garfish.engine.see import see_ge
+from garfish.engine.board.moves import encode
+from garfish.engine.board.see import see_ge
 from garfish.engine.types import MAX_LISTED_MOVES, PIECE_VALUE
 from conftest import run_interpreted
 from positions import random_game_boards
@@ -131,7 +131,7 @@ def test_compiled_and_interpreted_kernels_agree() -> None:
     code = (
         "import json, sys, chess\n"
         "import numpy as np\n"
-        "from garfish.engine.captures import capture_list_kernel, evasion_order_kernel, quiet_checks_kernel,"
+        "from garfish.engine.board.captures import capture_list_kernel, evasion_order_kernel, quiet_checks_kernel,"
         " quiet_list_kernel\n"
         "out = np.empty(256, dtype=np.int64)\n"
         "history = (np.arange(8192, dtype=np.int64) * 7919) % 601 - 300\n"
@@ -176,8 +176,8 @@ def test_quiescence_list_is_the_capture_list_of_the_pieces_worth_taking() -> Non
     # The mask the quiescence search once built in Python (the pieces of the kinds the flags say are
     # attacked and worth more than need, written out here; every capture with a pawn about to
     # promote), then capture_list_kernel's list for it; -1 for no piece.
-    from garfish.engine.evaluate import evaluate_kernel
-    from garfish.engine.flags import (ATTACKS_BISHOP, ATTACKS_KNIGHT, ATTACKS_PAWN, ATTACKS_QUEEN, ATTACKS_ROOK,
+    from garfish.engine.evaluation.classic import evaluate_kernel
+    from garfish.engine.board.flags import (ATTACKS_BISHOP, ATTACKS_KNIGHT, ATTACKS_PAWN, ATTACKS_QUEEN, ATTACKS_ROOK,
                                       FLAGS_MASK, PROMOTION_FLAG)
 
     kinds = ((ATTACKS_PAWN, chess.PAWN), (ATTACKS_KNIGHT, chess.KNIGHT), (ATTACKS_BISHOP, chess.BISHOP),
@@ -211,8 +211,8 @@ def test_quiescence_list_is_the_capture_list_of_the_pieces_worth_taking() -> Non
 
 def test_entry_points_give_the_kernels_results_without_the_dispatcher() -> None:
     # engine.bits.entry_point: the compiled overload's entry, the same results as the dispatcher.
-    from garfish.engine.bits import entry_point
-    from garfish.engine.zobrist import zobrist_kernel
+    from garfish.engine.board.bits import entry_point
+    from garfish.engine.board.zobrist import zobrist_kernel
 
     entry = entry_point(capture_list_kernel)
     assert entry is not capture_list_kernel and entry_point(lambda: 0).__name__ == "<lambda>"

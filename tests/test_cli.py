@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.metadata
+import re
 import subprocess
 import sys
 import tomllib
@@ -13,7 +14,7 @@ import pytest
 
 from conftest import ROOT
 from garfish.uci import __version__
-from garfish.uci.main import COMMANDS, main
+from garfish.cli import BY_NAME as COMMANDS, main
 
 HEAVY_MODULES = ("garfish.arena", "garfish.engine", "garfish.perft", "garfish.train", "numba", "torch")
 
@@ -73,7 +74,7 @@ def test_bad_bench_depth_is_an_error(capsys: pytest.CaptureFixture[str]) -> None
 
 def test_bench_runs_with_a_network_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     """`garfish bench --evalfile FILE` searches with the network and says so; a missing file is an error."""
-    from garfish.engine.network import write_network
+    from garfish.engine.evaluation.network import write_network
     from test_nnue import constant_network
 
     path = write_network(constant_network(50), tmp_path)
@@ -89,8 +90,8 @@ def test_bench_runs_with_a_network_file(capsys: pytest.CaptureFixture[str], tmp_
 def test_bench_uses_the_default_network_and_classic_on_request(capsys: pytest.CaptureFixture[str]) -> None:
     """Plain `garfish bench` searches with the default EvalFile; `--evalfile <classic>` with the
     hand-written evaluation, the tree of run_bench() without an evaluator."""
-    from garfish.engine.bench import run_bench
-    from garfish.engine.evalfile import DEFAULT_EVAL_FILE
+    from garfish.engine.services.bench import run_bench
+    from garfish.engine.evaluation.evalfile import DEFAULT_EVAL_FILE
 
     def nodes(out: str) -> int:
         return int(out.split("Nodes searched  :")[1].split()[0])
@@ -106,8 +107,16 @@ def test_bench_uses_the_default_network_and_classic_on_request(capsys: pytest.Ca
 
 def test_the_command_module_imports_no_tool_or_engine() -> None:
     """Loading the `garfish` command (the UCI path) imports neither arena, perft, the engine nor numba."""
-    code = "import sys, garfish.uci, garfish.uci.main; print(' '.join(sorted(sys.modules)))"
+    code = "import sys, garfish.uci, garfish.cli; print(' '.join(sorted(sys.modules)))"
     proc = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     loaded = [name for name in proc.stdout.split() if name.startswith(HEAVY_MODULES)]
     assert loaded == []
+
+
+def test_the_readme_lists_every_command() -> None:
+    # The README's Tools block shows each command of the table (garfish.cli.COMMANDS), no more.
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme[readme.index("## Tools"):readme.index("## Documentation")]
+    listed = set(re.findall(r"^\./garfish (\w+)", block, re.MULTILINE))
+    assert listed == set(COMMANDS)

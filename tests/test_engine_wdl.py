@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from garfish.arena import wdlfit as fitter
-from garfish.engine import wdl
+from garfish.engine.evaluation import wdl
 from garfish.engine.types import MATE
 
 from positions import random_game_boards

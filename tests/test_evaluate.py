@@ -9,7 +9,7 @@ import sys
 
 import chess
 
-from garfish.engine.evaluate import evaluate
+from garfish.engine.evaluation.classic import evaluate
 from conftest import run_interpreted
 from positions import random_game_boards
 
@@ -83,7 +83,7 @@ def test_a_read_only_install_sets_numbas_cache_folder_not_the_environment(tmp_pa
     script = (
         "import json, os, numba\n"
         "os.access = lambda path, mode: False\n"
-        "import garfish.engine.bits\n"
+        "import garfish.engine.board.bits\n"
         "print(json.dumps([numba.config.CACHE_DIR, os.environ.get('NUMBA_CACHE_DIR')]))\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}

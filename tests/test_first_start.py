@@ -10,8 +10,8 @@ from typing import Iterator
 import chess
 import pytest
 
-import garfish.engine.warmup as warmup
-from garfish.engine.quick import quick_move
+import garfish.engine.services.warmup as warmup
+from garfish.engine.services.quick import quick_move
 from test_uci_engine import Session, bestmoves, errors
 
 THREAD_TIMEOUT = 120.0  # seconds a test waits for the building it released (a guard, not a measure)

@@ -12,7 +12,7 @@ import pytest
 from importgraph import cycles, import_graph, installed_sources
 
 ENGINE = "garfish.engine"
-PACKAGES = (ENGINE, "garfish.arena", "garfish.train", "garfish.uci", "garfish.perft")
+PACKAGES = (ENGINE, "garfish.arena", "garfish.train", "garfish.uci", "garfish.perft", "garfish.cli")
 
 
 def package_of_module(module: str) -> str:

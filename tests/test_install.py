@@ -90,10 +90,10 @@ def test_editable_install_runs_the_checkout_sources() -> None:
     direct = importlib.metadata.distribution("garfish").read_text("direct_url.json")
     if not direct or not json.loads(direct).get("dir_info", {}).get("editable"):
         pytest.skip("garfish is not installed in editable mode here")
-    import garfish.engine.search
+    import garfish.engine.search.driver
     import garfish.perft.core
     import garfish.uci.protocol
 
-    assert Path(garfish.engine.search.__file__).resolve() == ROOT / "engine" / "search.py"
+    assert Path(garfish.engine.search.driver.__file__).resolve() == ROOT / "engine" / "search" / "driver.py"
     assert Path(garfish.uci.protocol.__file__).resolve() == ROOT / "uci" / "protocol.py"
     assert Path(garfish.perft.core.__file__).resolve() == ROOT / "perft" / "core.py"

@@ -9,10 +9,10 @@ import chess
 import numpy as np
 import pytest
 
-from garfish.engine.board import SearchBoard
-from garfish.engine.checks import gives_check
-from garfish.engine.moves import MOVES_BY_CODE, decode, encode
-from garfish.engine.see import see_ge
+from garfish.engine.board.checks import gives_check
+from garfish.engine.board.moves import MOVES_BY_CODE, decode, encode
+from garfish.engine.board.searchboard import SearchBoard
+from garfish.engine.board.see import see_ge
 from garfish.perft.core import divide, perft
 from garfish.perft.suites import read_suite, suite_files
 from conftest import data_missing
@@ -187,7 +187,7 @@ def test_chess960_suite_through_the_engine_move_path(data) -> None:
 
 
 def test_check_restricted_picker_yields_all_checks_and_no_duplicates() -> None:
-    from garfish.engine.checks import check_masks_kernel
+    from garfish.engine.board.checks import check_masks_kernel
 
     for board in random_game_boards(games=30, seed=12):
         black, white = board.occupied_co
@@ -205,7 +205,7 @@ def test_check_restricted_picker_yields_all_checks_and_no_duplicates() -> None:
 
 
 def test_attackers_kernel_equals_python_chess_attacks() -> None:
-    from garfish.engine.checks import attackers_kernel
+    from garfish.engine.board.checks import attackers_kernel
 
     rng = random.Random(4)
     checked = 0
@@ -236,7 +236,7 @@ def test_capture_generation_restricted_to_attackers_misses_nothing() -> None:
 
 
 def test_threats_kernel_finds_pieces_en_prise() -> None:
-    from garfish.engine.checks import threats_kernel
+    from garfish.engine.board.checks import threats_kernel
 
     rank = {chess.PAWN: 1, chess.KNIGHT: 2, chess.BISHOP: 2, chess.ROOK: 3, chess.QUEEN: 4, chess.KING: 5}
     found = 0
@@ -268,7 +268,7 @@ def test_quiet_moves_of_a_piece_en_prise_come_first() -> None:
 
 
 def test_in_check_flag_equals_python_chess() -> None:
-    from garfish.engine.evaluate import IN_CHECK_FLAG, evaluate_packed
+    from garfish.engine.evaluation.classic import IN_CHECK_FLAG, evaluate_packed
 
     checks = 0
     for board in random_game_boards(games=30, seed=34):
@@ -279,7 +279,7 @@ def test_in_check_flag_equals_python_chess() -> None:
 
 
 def test_evaluation_flags_tell_illegal_moves_and_checks() -> None:
-    from garfish.engine.evaluate import ILLEGAL_FLAG, IN_CHECK_FLAG, evaluate_kernel
+    from garfish.engine.evaluation.classic import ILLEGAL_FLAG, IN_CHECK_FLAG, evaluate_kernel
 
     boards = list(random_game_boards(games=25, seed=36))
     # Kings next to each other: a king step that only the other king forbids.
@@ -373,7 +373,7 @@ def check_quiet_stage(boards: Iterable[chess.Board], seed: int) -> tuple[int, in
     castling from python-chess, sorted by history with pieces en prise first, the TT move and
     killers left out) with reference_quiets, move for move, over random histories and hints, a
     third of the positions under the check masks; (positions, with castling, Chess960, masked)."""
-    from garfish.engine.checks import check_masks_kernel
+    from garfish.engine.board.checks import check_masks_kernel
 
     rng = random.Random(seed)
     scores = np.random.default_rng(seed)

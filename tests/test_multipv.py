@@ -8,9 +8,9 @@ import chess.engine
 
 from conftest import ENGINE_CMD, ROOT
 from garfish.engine import Limits, Searcher
-from garfish.engine.bench import run_bench
-from garfish.engine.search import SearchInfo
-from garfish.engine.tt import TranspositionTable
+from garfish.engine.search.driver import SearchInfo
+from garfish.engine.search.tt import TranspositionTable
+from garfish.engine.services.bench import run_bench
 
 MIDDLEGAME = "r1bqk2r/pppp1ppp/2n2n2/2b1p3/2B1P3/3P1N2/PPP2PPP/RNBQK2R w KQkq - 1 5"
 

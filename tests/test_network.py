@@ -1,4 +1,4 @@
-"""The network file format and the reference forward pass (engine/network.py)."""
+"""The network file format and the reference forward pass (engine/evaluation/network.py)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ import chess
 import numpy as np
 import pytest
 
-from garfish.engine.bench import BENCH_FENS
-from garfish.engine.network import (
+from garfish.engine.evaluation.network import (
     CLASSIC_BASE, CRELU, FEATURES, HEADER, KING_BUCKETS_4, NO_KING_BUCKETS, SCRELU, Network, NetworkError,
     active_features, decode_network, encode_network, feature_index, forward, input_count, king_view, output_bucket,
     read_network, write_network,
 )
+from garfish.engine.services.bench import BENCH_FENS
 
 
 def random_network(activation: int, hidden: int = 16, buckets: int = 4, seed: int = 0,
@@ -113,7 +113,7 @@ def test_a_network_survives_the_file_round_trip(tmp_path: Path) -> None:
 
 
 def test_a_network_on_the_classic_base_adds_the_hand_written_evaluation(tmp_path: Path) -> None:
-    from garfish.engine.evaluate import evaluate
+    from garfish.engine.evaluation.classic import evaluate
 
     plain = random_network(SCRELU, hidden=8, buckets=2, seed=4)
     based = dataclasses.replace(plain, base=CLASSIC_BASE)

@@ -1,4 +1,4 @@
-"""The network's kernels (engine/nnue.py): exactly engine.network.forward's score, and the very
+"""The network's kernels (engine/evaluation/nnue.py): exactly engine.network.forward's score, and the very
 flags of the hand-written kernel, from scratch and with the accumulators updated ply by ply; and
 the search with a network."""
 
@@ -16,14 +16,14 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, data_missing, run_interpreted
-from garfish.engine.evaluate import FLAG_BITS, FLAGS_MASK, ILLEGAL_FLAG, evaluate_packed
-from garfish.engine.network import (
+from garfish.engine.evaluation.classic import FLAG_BITS, FLAGS_MASK, ILLEGAL_FLAG, evaluate_packed
+from garfish.engine.evaluation.network import (
     CLASSIC_BASE, CRELU, FEATURES, KING_BUCKETS_4, NO_KING_BUCKETS, SCRELU, Network, forward, write_network,
 )
-from garfish.engine.nnue import SCORE_LIMIT, STATE_PLIES, NetworkBoard, NetworkEvaluator
-from garfish.engine.search import SearchInfo, Searcher
+from garfish.engine.evaluation.nnue import SCORE_LIMIT, STATE_PLIES, NetworkBoard, NetworkEvaluator
+from garfish.engine.search.driver import SearchInfo, Searcher
+from garfish.engine.search.tt import TranspositionTable
 from garfish.engine.types import Limits
-from garfish.engine.tt import TranspositionTable
 from positions import random_game_boards
 from test_network import random_network
 
@@ -210,8 +210,8 @@ def test_compiled_and_interpreted_kernels_agree() -> None:
     code = (
         "import json, sys, chess\n"
         "sys.path.insert(0, 'tests')\n"
-        "from garfish.engine.network import forward\n"
-        "from garfish.engine.nnue import NetworkEvaluator\n"
+        "from garfish.engine.evaluation.network import forward\n"
+        "from garfish.engine.evaluation.nnue import NetworkEvaluator\n"
         "from test_nnue import make_network\n"
         "moves = json.loads(sys.stdin.read())\n"
         "results = []\n"
@@ -315,7 +315,7 @@ def test_python_api_network_example(capsys: pytest.CaptureFixture[str]) -> None:
     # The second example of docs/python-api.md, as it stands, on the engine of the first: the
     # engine's default network, then the hand-written evaluation.
     from garfish.engine.engine import Engine
-    from garfish.engine.evalfile import CLASSIC, DEFAULT_EVAL_FILE, load_evaluator
+    from garfish.engine.evaluation.evalfile import CLASSIC, DEFAULT_EVAL_FILE, load_evaluator
 
     page = (ROOT / "docs" / "python-api.md").read_text()
     second = page.index("```python", page.index("```python") + 1) + len("```python")

@@ -22,7 +22,7 @@ from garfish.arena import pack
 from garfish.arena.data import data_dir
 from garfish.arena.datagen import FinishedGame, Output
 from garfish.arena.pack import PACK_HEADER, PackError, Position, move_code, move_uci
-from garfish.engine.moves import MOVES_BY_CODE
+from garfish.engine.board.moves import MOVES_BY_CODE
 from garfish.train.cli import main as train_main
 from garfish.train.data import DataError, Positions, load_file
 

@@ -1,4 +1,4 @@
-"""The compiled quiescence search (engine/qsearch.py) against the Python paths it replaces: the same
+"""The compiled quiescence search (engine/search/qsearch.py) against the Python paths it replaces: the same
 move lists as python-chess's generators on every position of the perft suites and of random games,
 the same positions after its moves as SearchBoard's, and the same tree as the Python quiescence
 search (tests/reference_qsearch.py): score, nodes and deepest ply, compiled and interpreted."""
@@ -13,14 +13,14 @@ import chess
 import numpy as np
 import pytest
 
-from garfish.engine.board import SearchBoard
-from garfish.engine.captures import capture_list_kernel, quiet_checks_kernel
-from garfish.engine.evalfile import DEFAULT_EVAL_FILE, load_evaluator
-from garfish.engine.evaluate import evaluate_packed
-from garfish.engine.moves import decode, encode
-from garfish.engine.nnue import NetworkEvaluator
-from garfish.engine.captures import evasion_list_kernel
-from garfish.engine.qsearch import FRAMES, QuiescenceWork, _make, quiescence_kernel
+from garfish.engine.board.captures import capture_list_kernel, quiet_checks_kernel
+from garfish.engine.board.captures import evasion_list_kernel
+from garfish.engine.board.moves import decode, encode
+from garfish.engine.board.searchboard import SearchBoard
+from garfish.engine.evaluation.classic import evaluate_packed
+from garfish.engine.evaluation.evalfile import DEFAULT_EVAL_FILE, load_evaluator
+from garfish.engine.evaluation.nnue import NetworkEvaluator
+from garfish.engine.search.qsearch import FRAMES, QuiescenceWork, _make, quiescence_kernel
 from garfish.engine.types import INF, MAX_LISTED_MOVES, MAX_PLY, bitboards
 from conftest import run_interpreted
 from positions import random_game_boards, suite_boards
@@ -210,9 +210,9 @@ def test_compiled_and_interpreted_kernels_agree(data: Path) -> None:
     code = (
         "import json, sys, chess\n"
         "import numpy as np\n"
-        "from garfish.engine.evaluate import evaluate_packed\n"
-        "from garfish.engine.captures import evasion_list_kernel\n"
-        "from garfish.engine.qsearch import QuiescenceWork, quiescence_kernel\n"
+        "from garfish.engine.evaluation.classic import evaluate_packed\n"
+        "from garfish.engine.board.captures import evasion_list_kernel\n"
+        "from garfish.engine.search.qsearch import QuiescenceWork, quiescence_kernel\n"
         "from garfish.engine.types import bitboards\n"
         "fens, cases = json.loads(sys.stdin.read())\n"
         "out = np.empty(256, dtype=np.int64)\n"

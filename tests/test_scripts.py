@@ -62,7 +62,8 @@ def test_ab_builds_the_working_tree_as_an_installed_package(tmp_path: Path, monk
     ab = load_script("ab.py", monkeypatch)
     side = ab.build("A", ".", tmp_path)
     assert side.module == "garfish.uci"
-    assert (side.site / "garfish" / "engine" / "search.py").read_text() == (ROOT / "engine" / "search.py").read_text()
+    assert ((side.site / "garfish" / "engine" / "search" / "driver.py").read_text()
+            == (ROOT / "engine" / "search" / "driver.py").read_text())
     assert not (side.site / "engine").exists()
     totals = "Total time (ms) : 1500\nNodes searched  : 30000\nNodes/second    : 20000\n"
     assert ab.NODES_RE.search(totals).group(1) == "30000" and ab.NPS_RE.search(totals).group(1) == "20000"
@@ -129,7 +130,7 @@ def test_calibrate_full_strength_rates_each_level_and_all_together(tmp_path: Pat
 
 
 def test_random_network_writes_a_network_of_the_sizes_asked(tmp_path: Path) -> None:
-    from garfish.engine.network import CRELU, read_network
+    from garfish.engine.evaluation.network import CRELU, read_network
 
     proc = run_script("random_network.py", str(tmp_path), "--hidden", "16", "--buckets", "2", "--activation", "crelu")
     assert proc.returncode == 0, proc.stderr

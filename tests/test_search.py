@@ -9,12 +9,12 @@ from typing import Callable
 import chess
 import pytest
 
-import garfish.engine.search
+import garfish.engine.search.driver
 from garfish.engine import Limits, Searcher, SearchResult
-from garfish.engine.bench import run_bench
-from garfish.engine.search import FAST_POLL_INTERVAL, POLL_INTERVAL, SearchInfo
-from garfish.engine.tt import TranspositionTable
-from garfish.engine.timeman import SOFT_SHARE, time_budget
+from garfish.engine.search.driver import FAST_POLL_INTERVAL, POLL_INTERVAL, SearchInfo
+from garfish.engine.search.timeman import SOFT_SHARE, time_budget
+from garfish.engine.search.tt import TranspositionTable
+from garfish.engine.services.bench import run_bench
 from garfish.engine.types import MATE, MATE_BOUND, mate_in
 
 from clocks import SteppingClock
@@ -287,8 +287,8 @@ def test_losing_side_repeats_the_position_for_a_draw() -> None:
 
 
 def test_game_keys_cover_the_history() -> None:
-    from garfish.engine.search import game_keys
-    from garfish.engine.zobrist import zobrist
+    from garfish.engine.search.driver import game_keys
+    from garfish.engine.board.zobrist import zobrist
 
     board = chess.Board()
     for move in ("g1f3", "g8f6", "f3g1", "f6g8", "g1f3", "g8f6"):
@@ -352,7 +352,7 @@ def test_tiny_clock_aborts_even_the_first_iteration(monkeypatch: pytest.MonkeyPa
     board = chess.Board("4rrk1/pp1n3p/3q2pQ/2p1pb2/2PP4/2P3N1/P2B2PP/4RRK1 b - - 7 19")
     depth_1 = Searcher(TranspositionTable(4)).search(board, Limits(depth=1)).nodes
     assert depth_1 > POLL_INTERVAL  # depth 1 outlasts a poll
-    monkeypatch.setattr(garfish.engine.search, "time", SteppingClock())
+    monkeypatch.setattr(garfish.engine.search.driver, "time", SteppingClock())
     result = Searcher(TranspositionTable(4)).search(board, Limits(wtime=0.04, btime=0.04, move_overhead=0.02))
     assert result.move in board.legal_moves and result.depth == 0
     assert FAST_POLL_INTERVAL < result.nodes < min(POLL_INTERVAL, depth_1 // 4), (result.nodes, depth_1)
@@ -372,7 +372,7 @@ def test_an_attacked_piece_escapes_before_late_move_pruning() -> None:
 def test_a_lone_minor_piece_in_zugzwang_does_not_hide_a_mate() -> None:
     # 1. Ra6: every Black move (bxa6 b7#, a bishop move Rxa7#) lets a mate in, but passing would
     # not; null-move pruning, which passes, is off for a side with pawns and one minor piece.
-    from garfish.engine.evalfile import DEFAULT_EVAL_FILE, load_evaluator
+    from garfish.engine.evaluation.evalfile import DEFAULT_EVAL_FILE, load_evaluator
 
     for evaluator in (None, load_evaluator(DEFAULT_EVAL_FILE)):
         result = Searcher(TranspositionTable(8), evaluator).search(chess.Board("kbK5/pp6/1P6/8/8/8/8/R7 w - - 0 1"),

@@ -8,14 +8,14 @@ from typing import Optional
 import chess
 import pytest
 
-import garfish.engine.search
+import garfish.engine.search.driver
 from garfish.engine import Limits, Searcher
-from garfish.engine.bench import BENCH_FENS
-from garfish.engine.skill import (BEST_LINE_ELO, ELO_MAX, ELO_MIN, KNEE_ELO, MARGIN_AT_KNEE, MARGIN_AT_MIN,
+from garfish.engine.search.timeman import time_budget
+from garfish.engine.search.tt import TranspositionTable
+from garfish.engine.services.bench import BENCH_FENS
+from garfish.engine.services.skill import (BEST_LINE_ELO, ELO_MAX, ELO_MIN, KNEE_ELO, MARGIN_AT_KNEE, MARGIN_AT_MIN,
                                   MISS_AT_KNEE, MISS_AT_MIN, SKILL_MULTIPV, Skill)
-from garfish.engine.timeman import time_budget
 from garfish.engine.types import MATE_BOUND, mate_in, mated_in
-from garfish.engine.tt import TranspositionTable
 
 from clocks import SteppingClock
 
@@ -170,8 +170,8 @@ def test_a_limited_engine_still_obeys_the_clock(monkeypatch: pytest.MonkeyPatch)
     assert maximum is not None and budget > 20000
     # The stand-in clock moves a millisecond a reading, and the search reads it at every poll, at
     # least once every POLL_INTERVAL nodes: the hard limit's 67 readings come well within the budget.
-    assert int(maximum * 1000) * garfish.engine.search.POLL_INTERVAL < budget
-    monkeypatch.setattr(garfish.engine.search, "time", SteppingClock(step=0.001))  # a millisecond a reading
+    assert int(maximum * 1000) * garfish.engine.search.driver.POLL_INTERVAL < budget
+    monkeypatch.setattr(garfish.engine.search.driver, "time", SteppingClock(step=0.001))  # a millisecond a reading
     result = Searcher(TranspositionTable(4), seed=0).search(board, limits)
     assert result.move in board.legal_moves
     # The clock, not the node budget, ended it, and by the search's own clock it stopped at its hard

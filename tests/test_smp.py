@@ -1,4 +1,4 @@
-"""Threads: Lazy SMP helper processes on a shared transposition table (engine/smp.py, engine/tt.py)."""
+"""Threads: Lazy SMP helper processes on a shared transposition table (engine/services/smp.py, engine/search/tt.py)."""
 
 from __future__ import annotations
 
@@ -13,12 +13,12 @@ import chess
 import numpy as np
 import pytest
 
-from garfish.engine.bench import BENCH_FENS
 from garfish.engine.engine import Engine
-from garfish.engine.evalfile import CLASSIC
-from garfish.engine.search import Searcher, SearchInfo, SearchResult
-from garfish.engine.smp import skips
-from garfish.engine.tt import TranspositionTable, unpack
+from garfish.engine.evaluation.evalfile import CLASSIC
+from garfish.engine.search.driver import Searcher, SearchInfo, SearchResult
+from garfish.engine.search.tt import TranspositionTable, unpack
+from garfish.engine.services.bench import BENCH_FENS
+from garfish.engine.services.smp import skips
 from garfish.engine.types import Limits
 from conftest import children, cpu_seconds, wait_gone
 from test_uci_robustness import UciPipe

@@ -15,14 +15,14 @@ import chess.engine
 import chess.syzygy
 import pytest
 
-import garfish.engine.syzygy
+import garfish.engine.services.syzygy
 from conftest import ROOT, data_missing
 from garfish.arena.rules import game_outcome
-from garfish.engine.search import Searcher
-from garfish.engine.syzygy import Tablebases, TablebaseError
+from garfish.engine.search.driver import Searcher
+from garfish.engine.search.tt import TranspositionTable
+from garfish.engine.services.syzygy import Tablebases, TablebaseError
 from garfish.engine.types import MATE_BOUND, TB_WIN, TB_WIN_BOUND, Limits
-from garfish.engine.tt import TranspositionTable
-from garfish.uci.main import main
+from garfish.cli import main
 from test_uci_engine import Session, bestmoves, errors
 
 KRVK = "7K/3R4/4k3/8/8/8/8/8 w - - 0 1"  # white mates in 16 (DTZ 31)
@@ -311,7 +311,7 @@ def corrupt_tables(folder: Path, syzygy: Path, name: str, monkeypatch: pytest.Mo
     """Every table, with all but the first 16 bytes of the WDL table `name` overwritten: python-chess's
     probes of it raise IndexError. Opening would refuse its header; the check is switched off
     here, standing for damage that only a probe meets."""
-    monkeypatch.setattr(garfish.engine.syzygy, "check_table_header", lambda table: None)
+    monkeypatch.setattr(garfish.engine.services.syzygy, "check_table_header", lambda table: None)
     folder.mkdir()
     for table in syzygy.glob("*.rtb?"):
         shutil.copyfile(table, folder / table.name)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import chess
 import pytest
 
-from garfish.engine.timeman import MAX_STRETCH, RESERVE_INCREMENTS, RESERVE_MAX, time_budget
+from garfish.engine.search.timeman import MAX_STRETCH, RESERVE_INCREMENTS, RESERVE_MAX, time_budget
 from garfish.engine.types import Limits
 
 
@@ -72,7 +72,7 @@ def test_moves_to_go_spends_more_per_move_with_fewer_moves_left() -> None:
 
 
 def test_soft_limit_grows_with_an_unstable_best_move_and_a_falling_score() -> None:
-    from garfish.engine.timeman import FALLING_RANGE, SOFT_SHARE, soft_limit
+    from garfish.engine.search.timeman import FALLING_RANGE, SOFT_SHARE, soft_limit
 
     calm = soft_limit(1.0, 0.0, 0)
     assert calm == pytest.approx(SOFT_SHARE)

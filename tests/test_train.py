@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 from conftest import ROOT
-from garfish.engine.evaluate import evaluate
-from garfish.engine.network import (
+from garfish.engine.evaluation.classic import evaluate
+from garfish.engine.evaluation.network import (
     CLASSIC_BASE, CRELU, KING_BUCKETS_4, NO_BASE, NO_KING_BUCKETS, SCRELU, active_features, feature_index, forward,
     king_view, output_bucket, read_network,
 )
@@ -276,7 +276,7 @@ class Blocker:
         if name.split(".")[0] == "torch":
             raise ImportError("No module named 'torch' (blocked by the test)")
 sys.meta_path.insert(0, Blocker())
-from garfish.uci.main import main
+from garfish.cli import main
 sys.exit(main(["train", sys.argv[1], "-o", sys.argv[2]]))
 """
 
@@ -501,7 +501,7 @@ def test_king_bucketed_networks_train_merge_and_run_in_the_engine(torch: Any, da
                                                                   tmp_path: Path) -> None:
     """--king-buckets: members trained and merged keep the layout; the engine's kernels give the
     trainer's integer evaluation; a plain and a bucketed checkpoint are not merged."""
-    from garfish.engine.nnue import NetworkEvaluator
+    from garfish.engine.evaluation.nnue import NetworkEvaluator
     from garfish.train.model import integer_forward
 
     paths = [train(data_file, tmp_path / f"k{seed}", "--epochs", "1", "--seed", str(seed), "--base", "classic",

@@ -1,4 +1,4 @@
-"""The compiled search (engine/tree.py) against python-chess and the Python paths it replaced: its
+"""The compiled search (engine/search/tree.py) against python-chess and the Python paths it replaced: its
 castling moves, make_move, pseudo-legality, draws and move picker move for move, on every
 perft-suite position (both chesses) and on game positions; and its searches the same compiled and
 interpreted, exact at a node limit."""
@@ -14,15 +14,15 @@ import numpy as np
 import pytest
 
 from garfish.engine import Limits, Searcher
-from garfish.engine.bench import BENCH_FENS
-from garfish.engine.board import SearchBoard
-from garfish.engine.checks import check_masks_kernel
-from garfish.engine.moves import MOVES_BY_CODE, decode, encode
-from garfish.engine.tree import (
+from garfish.engine.board.checks import check_masks_kernel
+from garfish.engine.board.moves import MOVES_BY_CODE, decode, encode
+from garfish.engine.board.searchboard import SearchBoard
+from garfish.engine.search.tree import (
     BLACK, CASTLING, P_EP, P_HALFMOVE, P_TURN, WHITE, _insufficient, capture_targets, castling_codes, has_legal_move,
     make_move, pseudo_legal,
 )
-from garfish.engine.tt import TranspositionTable
+from garfish.engine.search.tt import TranspositionTable
+from garfish.engine.services.bench import BENCH_FENS
 from garfish.engine.types import MAX_LISTED_MOVES, bitboards
 from conftest import run_interpreted
 from kernel_picker import kernel_work, pick_moves, searched

@@ -6,9 +6,9 @@ import random
 
 import chess
 
-from garfish.engine.moves import decode, encode
-from garfish.engine.tt import TranspositionTable, unpack
-from garfish.engine.types import MATE, Bound, mate_in, mated_in, value_from_tt, value_to_tt
+from garfish.engine.board.moves import decode, encode
+from garfish.engine.search.tt import TranspositionTable, unpack, value_from_tt, value_to_tt
+from garfish.engine.types import MATE, Bound, mate_in, mated_in
 
 
 def test_store_then_probe_returns_every_field() -> None:

@@ -13,12 +13,12 @@ import chess
 import numpy as np
 import pytest
 
-import garfish.engine.tt
-from garfish.engine.evalfile import DEFAULT_EVAL_FILE
-from garfish.engine.search import SearchResult
+import garfish.engine.search.tt
+from garfish.engine.engine import fallback_move
+from garfish.engine.evaluation.evalfile import DEFAULT_EVAL_FILE
+from garfish.engine.search.driver import SearchResult
 from garfish.engine.types import Limits
 from garfish.uci.options import OptionError, Spin
-from garfish.engine.engine import fallback_move
 from garfish.uci.protocol import UciEngine, parse_go
 
 
@@ -274,12 +274,12 @@ def test_a_search_that_raises_still_plays_a_legal_move(session: Session, monkeyp
 
 
 def test_an_engine_that_failed_to_load_still_plays_legal_moves(monkeypatch: pytest.MonkeyPatch) -> None:
-    import garfish.engine.search
+    import garfish.engine.search.driver
 
     def unloadable(*args: object, **kwargs: object) -> None:
         raise RuntimeError("the kernels did not compile")
 
-    monkeypatch.setattr(garfish.engine.search, "Searcher", unloadable)
+    monkeypatch.setattr(garfish.engine.search.driver, "Searcher", unloadable)
     session = Session()
     try:
         lines = session.send("isready")
@@ -294,7 +294,7 @@ def test_an_engine_that_failed_to_load_still_plays_legal_moves(monkeypatch: pyte
 
 
 def test_without_memory_for_the_hash_the_engine_starts_with_the_smallest(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = garfish.engine.tt.TranspositionTable
+    real = garfish.engine.search.tt.TranspositionTable
 
     class Tight(real):  # type: ignore[valid-type, misc]
         def __init__(self, megabytes: int = 16, shared: bool = False) -> None:
@@ -302,7 +302,7 @@ def test_without_memory_for_the_hash_the_engine_starts_with_the_smallest(monkeyp
                 raise MemoryError(f"Unable to allocate {megabytes} MB")
             super().__init__(megabytes, shared)
 
-    monkeypatch.setattr(garfish.engine.tt, "TranspositionTable", Tight)
+    monkeypatch.setattr(garfish.engine.search.tt, "TranspositionTable", Tight)
     session = Session()
     try:
         lines = session.send("isready")
@@ -327,7 +327,7 @@ def test_a_hash_that_cannot_be_allocated_keeps_the_old_table(session: Session,
     def no_memory(*args: object, **kwargs: object) -> None:
         raise MemoryError("Unable to allocate 32.0 GiB")
 
-    monkeypatch.setattr(garfish.engine.tt.np, "zeros", no_memory)
+    monkeypatch.setattr(garfish.engine.search.tt.np, "zeros", no_memory)
     lines = session.send("setoption name Hash value 32768")
     assert errors(lines) == ["info string error: could not resize the hash table to 32768 MB (Unable to allocate "
                              "32.0 GiB); keeping the 16 MB table"]
@@ -382,7 +382,7 @@ def test_a_ponderhit_before_the_search_thread_starts_is_not_lost(session: Sessio
 def test_the_protocol_loads_no_engine_module_before_uciok() -> None:
     # uciok must not wait for Numba: the engine is imported on a background thread, and the
     # protocol's types on the engine boundary are imported for type checking only.
-    code = ("import sys, garfish.uci.main, garfish.uci.protocol; "
+    code = ("import sys, garfish.cli, garfish.uci.protocol; "
             "print(sorted(m for m in sys.modules if m.startswith(('numba', 'numpy', 'garfish.engine'))))")
     loaded = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True, check=True)
     assert loaded.stdout.strip() == "[]", loaded.stdout

@@ -10,9 +10,9 @@ import chess
 import chess.engine
 import pytest
 
-import garfish.engine.evalfile as evalfile
+import garfish.engine.evaluation.evalfile as evalfile
 from conftest import ENGINE_CMD, ROOT
-from garfish.engine.network import HEADER, encode_network, forward, network_name, read_network, write_network
+from garfish.engine.evaluation.network import HEADER, encode_network, forward, network_name, read_network, write_network
 from test_nnue import constant_network, material_network
 from test_uci_engine import Session, errors, session  # noqa: F401 (session: the fixture of a started engine)
 

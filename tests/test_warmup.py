@@ -11,11 +11,11 @@ from conftest import ROOT
 
 FIRST_START = """
 import time
-import garfish.engine.warmup as warmup
+import garfish.engine.services.warmup as warmup
 assert not warmup.kernels_cached()
 warmup.load_kernels()
 assert warmup.kernels_cached()
-import garfish.engine.nnue as nnue, garfish.engine.checks as checks, garfish.engine.tree as tree
+import garfish.engine.evaluation.nnue as nnue, garfish.engine.board.checks as checks, garfish.engine.search.tree as tree
 # Every kernel was compiled by a child process and loaded from the cache here: this process, whose
 # threads answer the GUI, compiled none.
 for kernel in (nnue.network_update_kernel, checks.gives_check_kernel, tree.search_kernel):
@@ -34,7 +34,7 @@ def test_a_first_start_compiles_in_child_processes_and_the_next_loads(tmp_path: 
     proc = subprocess.run([sys.executable, "-c", FIRST_START], cwd=str(ROOT), env=env, capture_output=True,
                           text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    again = subprocess.run([sys.executable, "-c", "import garfish.engine.warmup as w; assert w.kernels_cached()"],
+    again = subprocess.run([sys.executable, "-c", "import garfish.engine.services.warmup as w; assert w.kernels_cached()"],
                            cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr[-3000:]
 
@@ -57,13 +57,13 @@ class Recorder(event.Listener):
 
 
 event.register("numba:compile", Recorder())
-import garfish.engine.search, garfish.engine.nnue  # what the launcher's set-up compiles
+import garfish.engine.search.driver, garfish.engine.evaluation.nnue  # what the launcher's set-up compiles
 # Numba compiles a function with an object-mode block twice, the second time with the block lifted
 # out: the compiled search's two ways back to Python (engine.tree), each a few lines.
-OBJECT_MODE = {"garfish.engine.tree._poll", "garfish.engine.tree._probe_wdl"}
+OBJECT_MODE = {"garfish.engine.search.tree._poll", "garfish.engine.search.tree._probe_wdl"}
 twice = {name: count for name, count in compiled.items() if count > (2 if name in OBJECT_MODE else 1)}
 assert not twice, twice
-assert "garfish.engine.nnue.network_update_kernel" in compiled and len(compiled) > 20, compiled
+assert "garfish.engine.evaluation.nnue.network_update_kernel" in compiled and len(compiled) > 20, compiled
 """
 
 
@@ -80,8 +80,8 @@ def test_a_first_start_compiles_each_kernel_once(tmp_path: Path) -> None:
 STALE_CACHE = """
 import os, pickle
 import numba
-import garfish.engine.warmup as warmup
-here = os.path.dirname(warmup.__file__)
+import garfish.engine.services.warmup as warmup
+here = warmup.ENGINE_FOLDER
 probes = [(warmup._locator(os.path.join(here, source)), kernel) for source, kernel in warmup.PROBE_KERNELS]
 
 

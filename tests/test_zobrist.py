@@ -7,7 +7,7 @@ import random
 import chess
 import chess.polyglot
 
-from garfish.engine.zobrist import zobrist
+from garfish.engine.board.zobrist import zobrist
 from positions import random_game_boards
 
 

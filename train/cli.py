@@ -1,4 +1,4 @@
-"""`garfish train FILE|FOLDER ...`: train an evaluation network (engine/network.py) on labelled positions.
+"""`garfish train FILE|FOLDER ...`: train an evaluation network (engine/evaluation/network.py) on labelled positions.
 
 Input: files of `FEN;SCORE;BEST;RESULT` lines (gzip or plain, or packed as games by garfish pack;
 a folder stands for its *.txt, *.txt.gz and *.gfpk files), such as the Stockfish 15.1 self-play
@@ -37,7 +37,7 @@ import tempfile
 from pathlib import Path
 from typing import Optional
 
-from garfish.engine.network import BASES, CRELU, KING_BUCKETS_4, MAX_BUCKETS, MAX_HIDDEN, NO_KING_BUCKETS, SCRELU
+from garfish.engine.evaluation.network import BASES, CRELU, KING_BUCKETS_4, MAX_BUCKETS, MAX_HIDDEN, NO_KING_BUCKETS, SCRELU
 from garfish.train.config import PROG, TrainConfig
 from garfish.train.data import Filters, default_cache
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from garfish.engine.network import NO_BASE, NO_KING_BUCKETS, SCRELU
+from garfish.engine.evaluation.network import NO_BASE, NO_KING_BUCKETS, SCRELU
 from garfish.train.data import Filters
 
 PROG = "garfish train"

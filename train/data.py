@@ -27,7 +27,7 @@ import chess
 import numpy as np
 
 from garfish.arena.pack import PACK_HEADER, PackError, Position, gunzip, is_pack, unpack
-from garfish.engine.network import (
+from garfish.engine.evaluation.network import (
     CLASSIC_BASE, FEATURES, KING_BUCKET_MAPS, NO_BASE, NO_KING_BUCKETS, feature_index, output_bucket,
 )
 

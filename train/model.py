@@ -1,4 +1,4 @@
-"""The network of engine/network.py in PyTorch: float training in the quantized scale, the
+"""The network of engine/evaluation/network.py in PyTorch: float training in the quantized scale, the
 quantization to a `Network`, and the integer forward pass of the quantized weights.
 
 The float model works on the scale the integers stand for: an accumulator clamped to [0, 1] is
@@ -20,7 +20,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from garfish.engine.network import FEATURES, NO_BASE, NO_KING_BUCKETS, SCRELU, Network, input_count
+from garfish.engine.evaluation.network import FEATURES, NO_BASE, NO_KING_BUCKETS, SCRELU, Network, input_count
 from garfish.train.data import Features
 from garfish.train.layers import bag_gradient, flatten, integer_rows, output_backward, output_forward
 

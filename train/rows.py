@@ -18,10 +18,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from garfish.engine.bits import ONE, U64, lsb, msb, popcount
-from garfish.engine.checks import attackers_kernel
-from garfish.engine.evaluate import FLAG_BITS, evaluate_kernel
-from garfish.engine.network import FEATURES
+from garfish.engine.board.bits import ONE, U64, lsb, msb, popcount
+from garfish.engine.board.checks import attackers_kernel
+from garfish.engine.evaluation.classic import FLAG_BITS, evaluate_kernel
+from garfish.engine.evaluation.network import FEATURES
 
 OK = np.int64(-1)  # feature_rows' row when every row was fine
 BAD_KINGS, TOO_MANY_PIECES = np.int64(1), np.int64(2)  # feature_rows' reasons for a bad row

@@ -14,7 +14,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from garfish.engine.network import (
+from garfish.engine.evaluation.network import (
     ACTIVATIONS, BASES, CLASSIC_BASE, LAYOUTS, NO_BASE, NO_KING_BUCKETS, Network, NetworkError, read_network,
     write_network,
 )

@@ -1,7 +1,7 @@
-"""`python -m garfish.uci`: the same as the `garfish` command."""
+"""`python -m garfish.uci`: the `garfish` command (garfish.cli), as before 0.3.0."""
 
 import sys
 
-from garfish.uci.main import main
+from garfish.cli import main
 
 sys.exit(main())

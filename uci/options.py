@@ -160,8 +160,8 @@ class UciOptions:
         """engine: the Engine whose settings the options change; say: where a setting's outcome is
         reported (an `info string`); on_chess960: what UCI_Chess960 changes (the protocol's board)."""
         from garfish.engine.engine import DEFAULT_HASH_MB, MAX_THREADS, MIN_HASH_MB
-        from garfish.engine.evalfile import DEFAULT_EVAL_FILE  # no Numba: the EvalFile default
-        from garfish.engine.skill import ELO_MAX, ELO_MIN  # no Numba: the strength range, for UCI_Elo
+        from garfish.engine.evaluation.evalfile import DEFAULT_EVAL_FILE  # no Numba: the EvalFile default
+        from garfish.engine.services.skill import ELO_MAX, ELO_MIN  # no Numba: the strength range, for UCI_Elo
 
         self.engine = engine
         self.say = say

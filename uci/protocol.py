@@ -20,7 +20,7 @@ from garfish.uci import __version__
 from garfish.uci.options import OptionError, UciOptions
 
 if TYPE_CHECKING:  # at run time the engine loads on a background thread, after `uciok`
-    from garfish.engine.search import SearchInfo
+    from garfish.engine.search.driver import SearchInfo
     from garfish.engine.types import Limits
 
 ENGINE_NAME = f"Garfish {__version__}"
@@ -370,7 +370,7 @@ class UciEngine:
         mate = info.mate
         score = f"mate {mate}" if mate is not None else f"cp {info.cp}"
         if self.options.show_wdl.value:
-            from garfish.engine.wdl import material, wdl  # loaded with the engine, before any search
+            from garfish.engine.evaluation.wdl import material, wdl  # loaded with the engine, before any search
 
             score += " wdl {} {} {}".format(*wdl(info.score, material(board)))
         if info.bound == "lower":

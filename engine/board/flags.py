@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from garfish.engine.bits import (
+from garfish.engine.board.bits import (
     KING_ATTACKS, KNIGHT_ATTACKS, ONE, bishop_attacks, black_pawn_attacks, lsb, rook_attacks, white_pawn_attacks,
 )
 

@@ -20,9 +20,9 @@ from typing import Optional, Self
 import chess
 import numpy as np
 
-from garfish.engine.bits import entry_point
-from garfish.engine.evaluate import evaluate_kernel, evaluate_packed
-from garfish.engine.flags import ILLEGAL_FLAG
+from garfish.engine.board.bits import entry_point
+from garfish.engine.board.flags import ILLEGAL_FLAG
+from garfish.engine.evaluation.classic import evaluate_kernel, evaluate_packed
 from garfish.engine.types import MAX_LISTED_MOVES
 
 BB_SQUARES = chess.BB_SQUARES

@@ -40,35 +40,32 @@ import chess
 import numpy as np
 from numba import njit, objmode
 
-from garfish.engine.bits import (
+from garfish.engine.board.bits import (
     KING_ATTACKS, KNIGHT_ATTACKS, NONE_YET, ONE, PAWN_ATTACKS, U64, ZERO, bishop_attacks, lsb, msb, popcount,
     rook_attacks,
 )
-from garfish.engine.captures import (
+from garfish.engine.board.captures import (
     _INDEX_SHIFT, _KEY_SHIFT, _SORT_BIAS, CODE_MASK, ESCAPE_BONUS, GOOD_BIT, _attacks, _piece_at, _sort_packed,
     attacked_pieces_kernel, capture_list_kernel, evasion_order_kernel, quiet_list_kernel,
 )
-from garfish.engine.checks import BETWEEN, check_masks_kernel, gives_check_kernel, threats_kernel
-from garfish.engine.flags import FLAG_BITS, FLAGS_MASK, ILLEGAL_FLAG, IN_CHECK_FLAG, PROMOTION_FLAG
-from garfish.engine.history import HISTORY_MAX, history_bonus
-from garfish.engine.moves import PROMOTION_SHIFT, SQUARE_MASK, TO_SHIFT, decode
-from garfish.engine.qsearch import (
+from garfish.engine.board.checks import BETWEEN, check_masks_kernel, gives_check_kernel, threats_kernel
+from garfish.engine.board.flags import FLAG_BITS, FLAGS_MASK, ILLEGAL_FLAG, IN_CHECK_FLAG, PROMOTION_FLAG
+from garfish.engine.board.moves import PROMOTION_SHIFT, SQUARE_MASK, TO_SHIFT, decode
+from garfish.engine.board.zobrist import zobrist_kernel
+from garfish.engine.search.history import HISTORY_MAX, history_bonus
+from garfish.engine.search.qsearch import (
     BISHOPS, BLACK, KINGS, KNIGHTS, PAWNS, QUEENS, ROOKS, WHITE, QuiescenceWork, _evaluate, _make, _search,
     _start,
 )
-from garfish.engine.tt import (
-    BOUND_MASK, BOUND_SHIFT, BUCKET_SIZE, DEPTH_MASK, DEPTH_SHIFT, MOVE_MASK, SCORE_MASK, SCORE_SHIFT, VALUE_OFFSET,
-    store_kernel,
-)
+from garfish.engine.search.tt import entry_fields, probe_kernel, store_kernel, value_from_tt, value_to_tt
 from garfish.engine.types import (
-    DRAW, EXACT, INF, LOWER, MATE, MATE_BOUND, MAX_LISTED_MOVES, MAX_PLY, PIECE_VALUE, TB_WIN, TB_WIN_BOUND, UPPER,
+    DRAW, EXACT, INF, LOWER, MATE, MATE_BOUND, MAX_LISTED_MOVES, MAX_PLY, PIECE_VALUE, TB_WIN, UPPER,
 )
-from garfish.engine.zobrist import zobrist_kernel
 
 if TYPE_CHECKING:
-    from garfish.engine.board import SearchBoard
-    from garfish.engine.history import History
-    from garfish.engine.tt import TranspositionTable
+    from garfish.engine.board.searchboard import SearchBoard
+    from garfish.engine.search.history import History
+    from garfish.engine.search.tt import TranspositionTable
 
 # The search's tuned constants (each step's own, named where it is used).
 RFP_DEPTH = 6              # reverse futility pruning up to this depth ...
@@ -616,7 +613,7 @@ def next_move(node, masks, pos, posi, ply, killers, history, chess960):
         if index == 0:
             _stage_start(node, masks, pos, posi, ply, killers, history, chess960)
         loop[L_NEXT] = index + 1
-        code = _NO_CODE
+        code = -1
         if stage == TT_STAGE:
             if index == 0:
                 code = tt_code
@@ -752,27 +749,6 @@ def _qsearch(w, ply, alpha, beta):
 
 
 @njit(cache=True)
-def _tt_probe(tt_keys, tt_data, key):
-    """The TT's entry for key (engine.tt's layout), 0 when absent."""
-    i = np.int64(((key & _LOW_32) * U64(tt_keys.shape[0] // BUCKET_SIZE)) >> U64(32)) * BUCKET_SIZE
-    if tt_keys[i] ^ tt_data[i] == key:
-        return tt_data[i]
-    if tt_keys[i + 1] ^ tt_data[i + 1] == key:
-        return tt_data[i + 1]
-    return ZERO
-
-
-@njit(cache=True)
-def _value_to_tt(score, ply):
-    """Make a mate or tablebase score relative to the node before storing it (engine.types)."""
-    if score >= TB_WIN_BOUND:
-        return score + ply
-    if score <= -TB_WIN_BOUND:
-        return score - ply
-    return score
-
-
-@njit(cache=True)
 def _value_at_risk(pos, posi, ply):
     """Step 5: what the side to move stands to lose at once, its most valuable piece en prise
     (threats_kernel): a queen or rook by PIECE_VALUE, a minor RFP_MINOR_RISK; 0 if none."""
@@ -868,15 +844,10 @@ def negamax(w, depth, alpha, beta, ply, pv_node, null_ok, barrier):
             return alpha
 
     # Step 3. Transposition table: a cut-off outside PV nodes, else a move to try first.
-    entry = _tt_probe(tt_keys, tt_data, key)
-    tt_code = np.int64(entry & U64(MOVE_MASK))
-    if entry and not pv_node and np.int64((entry >> U64(DEPTH_SHIFT)) & U64(DEPTH_MASK)) >= depth:
-        tt_score = np.int64((entry >> U64(SCORE_SHIFT)) & U64(SCORE_MASK)) - VALUE_OFFSET
-        if tt_score >= TB_WIN_BOUND:  # value_from_tt
-            tt_score -= ply
-        elif tt_score <= -TB_WIN_BOUND:
-            tt_score += ply
-        tt_bound = np.int64((entry >> U64(BOUND_SHIFT)) & U64(BOUND_MASK))
+    entry = probe_kernel(tt_keys, tt_data, key)
+    tt_code, tt_score, tt_depth, tt_bound = entry_fields(entry)
+    if entry and not pv_node and tt_depth >= depth:
+        tt_score = value_from_tt(tt_score, ply)
         if (tt_bound == EXACT or (tt_bound == LOWER and tt_score >= beta)
                 or (tt_bound == UPPER and tt_score <= alpha)):
             return tt_score
@@ -899,7 +870,7 @@ def negamax(w, depth, alpha, beta, ply, pv_node, null_ok, barrier):
                 else:
                     value, bound = DRAW + 2 * wdl * draw, EXACT
                 if bound == EXACT or (value >= beta if bound == LOWER else value <= alpha):
-                    store_kernel(tt_keys, tt_data, key, NONE_YET, _value_to_tt(value, ply),
+                    store_kernel(tt_keys, tt_data, key, NONE_YET, value_to_tt(value, ply),
                                  min(MAX_PLY - 1, depth + TB_DEPTH_BONUS), np.int64(bound), ctl[C_AGE])
                     return value
                 if pv_node:
@@ -1057,7 +1028,7 @@ def negamax(w, depth, alpha, beta, ply, pv_node, null_ok, barrier):
         bound = EXACT
     else:
         bound = UPPER
-    store_kernel(tt_keys, tt_data, key, best_code if best_code >= 0 else NONE_YET, _value_to_tt(best_score, ply),
+    store_kernel(tt_keys, tt_data, key, best_code if best_code >= 0 else NONE_YET, value_to_tt(best_score, ply),
                  depth, np.int64(bound), ctl[C_AGE])
     return best_score
 

@@ -5,7 +5,7 @@ two uint64 words: `data[i]` packs the search result, `keys[i]` holds the full 64
 Zobrist key XOR data[i] (the key check):
 
     bits  0-15  best move      from | to << 6 | promotion << 12 (0: none)
-    bits 16-31  score + 32768  node-relative mate scores (engine.types.value_to_tt)
+    bits 16-31  score + 32768  node-relative mate scores (value_to_tt)
     bits 32-47  unused (0)
     bits 48-55  depth          0..255 plies
     bits 56-57  bound          engine.types.Bound (never 0 in a used entry)
@@ -49,8 +49,8 @@ from typing import Optional
 import numpy as np
 from numba import njit
 
-from garfish.engine.bits import entry_point
-from garfish.engine.types import EXACT
+from garfish.engine.board.bits import entry_point
+from garfish.engine.types import EXACT, TB_WIN_BOUND
 
 ENTRY_BYTES = 16
 BUCKET_SIZE = 2  # probe and store test the two slots one after the other, not in a loop (faster)
@@ -107,7 +107,51 @@ def store_kernel(keys, data, key, move, score, depth, bound, age):
     keys[i] = key ^ entry
 
 
-store_entry = entry_point(store_kernel)  # the compiled entry: no dispatcher on the way (the search calls it too)
+
+
+@njit("uint64(uint64[::1], uint64[::1], uint64)", cache=True, nogil=True)
+def probe_kernel(keys, data, key):
+    """The packed entry for key (0 when absent): the bucket's two slots, the first whose key check passes."""
+    i = np.int64(((key & np.uint64(0xFFFFFFFF)) * np.uint64(keys.shape[0] // BUCKET_SIZE)) >> np.uint64(32))
+    i *= BUCKET_SIZE
+    if keys[i] ^ data[i] == key:
+        return data[i]
+    if keys[i + 1] ^ data[i + 1] == key:
+        return data[i + 1]
+    return np.uint64(0)
+
+
+@njit(cache=True)
+def value_to_tt(score, ply):
+    """Make a mate or tablebase score relative to the node (not the root) before storing it."""
+    if score >= TB_WIN_BOUND:
+        return score + ply
+    if score <= -TB_WIN_BOUND:
+        return score - ply
+    return score
+
+
+@njit(cache=True)
+def value_from_tt(score, ply):
+    """Turn a node-relative mate or tablebase score from the table back into a root-relative one."""
+    if score >= TB_WIN_BOUND:
+        return score - ply
+    if score <= -TB_WIN_BOUND:
+        return score + ply
+    return score
+
+
+@njit(cache=True)
+def entry_fields(entry):
+    """(move code, node-relative score, depth, bound) of a packed entry (the module's layout)."""
+    return (np.int64(entry & np.uint64(MOVE_MASK)),
+            np.int64((entry >> np.uint64(SCORE_SHIFT)) & np.uint64(SCORE_MASK)) - VALUE_OFFSET,
+            np.int64((entry >> np.uint64(DEPTH_SHIFT)) & np.uint64(DEPTH_MASK)),
+            np.int64((entry >> np.uint64(BOUND_SHIFT)) & np.uint64(BOUND_MASK)))
+
+
+store_entry = entry_point(store_kernel)  # the compiled entries: no dispatcher on the way
+probe_entry = entry_point(probe_kernel)
 
 
 def entry_code(entry: int) -> int:
@@ -210,17 +254,8 @@ class TranspositionTable:
         self.age = (self.age + 1) & AGE_MASK
 
     def probe(self, key: int) -> int:
-        """The packed entry for key (see unpack), or 0 when absent."""
-        i = (((key & 0xFFFFFFFF) * self.n_buckets) >> 32) * BUCKET_SIZE
-        keys = self._keys
-        data = self._data
-        entry = data[i]
-        if keys[i] ^ entry == key:
-            return entry
-        entry = data[i + 1]
-        if keys[i + 1] ^ entry == key:
-            return entry
-        return 0
+        """The packed entry for key (see unpack), or 0 when absent (probe_kernel, the search's own)."""
+        return int(probe_entry(self.keys, self.data, key))
 
     def store(self, key: int, move: int, score: int, depth: int, bound: int) -> None:
         """Record a search result for key (score already node-relative), by the replacement policy

@@ -7,7 +7,7 @@ import chess
 import numpy as np
 from numba import njit
 
-from garfish.engine.bits import (
+from garfish.engine.board.bits import (
     KING_ATTACKS, KNIGHT_ATTACKS, ONE, PAWN_ATTACKS, RANK_4, RANK_5, U64, ZERO, bishop_attacks, black_pawn_attacks,
     entry_point, lsb, popcount, rook_attacks, white_pawn_attacks,
 )

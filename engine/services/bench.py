@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING, Callable, Optional
 
 import chess
 
-from garfish.engine.search import Searcher
-from garfish.engine.tt import TranspositionTable
+from garfish.engine.search.driver import Searcher
+from garfish.engine.search.tt import TranspositionTable
 from garfish.engine.types import Limits
 
 if TYPE_CHECKING:
-    from garfish.engine.nnue import NetworkEvaluator
-    from garfish.engine.syzygy import Tablebases
+    from garfish.engine.evaluation.nnue import NetworkEvaluator
+    from garfish.engine.services.syzygy import Tablebases
 
 BENCH_DEPTH = 6
 BENCH_HASH_MB = 16

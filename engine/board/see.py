@@ -6,7 +6,7 @@ import chess
 import numpy as np
 from numba import njit
 
-from garfish.engine.bits import KING_ATTACKS, KNIGHT_ATTACKS, ONE, PAWN_ATTACKS, U64, bishop_attacks, lsb, rook_attacks
+from garfish.engine.board.bits import KING_ATTACKS, KNIGHT_ATTACKS, ONE, PAWN_ATTACKS, U64, bishop_attacks, lsb, rook_attacks
 from garfish.engine.types import PIECE_VALUE
 
 # A king that captures is worth more than anything it could win: the exchange only

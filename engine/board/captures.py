@@ -30,16 +30,16 @@ import chess
 import numpy as np
 from numba import njit
 
-from garfish.engine.bits import (
+from garfish.engine.board.bits import (
     KING_ATTACKS, KNIGHT_ATTACKS, NONE_YET, ONE, PAWN_ATTACKS, RANK_1, RANK_2, RANK_3_4, RANK_4, RANK_5, RANK_5_6,
     RANK_7, RANK_8, U64, ZERO, bishop_attacks, lsb, msb, rook_attacks,
 )
-from garfish.engine.checks import check_masks_kernel, evasion_kernel, gives_check_kernel, threats_kernel
-from garfish.engine.flags import (
+from garfish.engine.board.checks import check_masks_kernel, evasion_kernel, gives_check_kernel, threats_kernel
+from garfish.engine.board.flags import (
     ATTACKS_BISHOP, ATTACKS_KNIGHT, ATTACKS_PAWN, ATTACKS_QUEEN, ATTACKS_ROOK, PROMOTION_FLAG,
 )
-from garfish.engine.moves import MOVE_TABLE, TO_SHIFT
-from garfish.engine.see import see_ge_kernel
+from garfish.engine.board.moves import MOVE_TABLE, TO_SHIFT
+from garfish.engine.board.see import see_ge_kernel
 from garfish.engine.types import MAX_LISTED_MOVES, PIECE_VALUE
 
 # An entry: the move's 16-bit code (from | to << 6 | promotion << 12, engine.moves.encode),

@@ -15,11 +15,11 @@ import chess
 import numpy as np
 from numba import njit
 
-from garfish.engine.bits import (
+from garfish.engine.board.bits import (
     KING_ATTACKS, KNIGHT_ATTACKS, ONE, U64,
     bishop_attacks, black_pawn_attacks, lsb, popcount, rook_attacks, white_pawn_attacks,
 )
-from garfish.engine.flags import (  # noqa: F401 (the flags' names, re-exported for evaluate_kernel's callers)
+from garfish.engine.board.flags import (  # noqa: F401 (the flags' names, re-exported for evaluate_kernel's callers)
     ATTACKS_BISHOP, ATTACKS_KNIGHT, ATTACKS_PAWN, ATTACKS_QUEEN, ATTACKS_ROOK, FLAG_BITS, FLAGS_MASK, ILLEGAL_FLAG,
     IN_CHECK_FLAG, PROMOTION_FLAG, attack_flags, packed_score,
 )

@@ -40,9 +40,9 @@ from typing import Any, Callable, Optional
 
 import chess
 
-from garfish.engine.network import Network
-from garfish.engine.search import Searcher
-from garfish.engine.tt import TranspositionTable
+from garfish.engine.evaluation.network import Network
+from garfish.engine.search.driver import Searcher
+from garfish.engine.search.tt import TranspositionTable
 from garfish.engine.types import Limits
 
 # Stockfish 9's helper-thread depth skipping (src/search.cpp, SkipSize and SkipPhase).
@@ -303,7 +303,7 @@ def helper_main(index: int, conn: Connection, control: Any, table: str, megabyte
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C in the terminal is the parent's to handle
     if os.getppid() != parent:
         return
-    from garfish.engine.nnue import NetworkEvaluator
+    from garfish.engine.evaluation.nnue import NetworkEvaluator
 
     try:
         tt = TranspositionTable.attach(table, megabytes)

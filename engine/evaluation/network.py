@@ -170,7 +170,7 @@ def forward(network: Network, board: chess.Board) -> int:
     out = total + int(network.b2[bucket])
     score = out * network.scale // (network.qa * network.qb)
     if network.base == CLASSIC_BASE:
-        from garfish.engine.evaluate import evaluate  # Numba: loaded only for a network that needs it
+        from garfish.engine.evaluation.classic import evaluate  # Numba: loaded only for a network that needs it
 
         score += evaluate(board)
     return score

@@ -10,14 +10,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 if TYPE_CHECKING:
-    from garfish.engine.nnue import NetworkEvaluator
+    from garfish.engine.evaluation.nnue import NetworkEvaluator
 
 CLASSIC = "<classic>"  # the EvalFile value of the hand-written evaluation (engine.evaluate)
 # The engine's evaluation when none is chosen: CLASSIC, or the name of a network file shipped
 # in NETS_DIR (nn-<hash>.gfnn) to make that network the default (how it was made and how it
 # played against CLASSIC: NETS_DIR / "README.md").
 DEFAULT_EVAL_FILE = "nn-6bcd9bb8b319.gfnn"
-NETS_DIR = Path(__file__).resolve().parent / "nets"  # the networks shipped with the engine
+NETS_DIR = Path(__file__).resolve().parent.parent / "nets"  # the networks shipped with the engine
 
 
 def is_classic(value: str) -> bool:
@@ -29,7 +29,7 @@ def find_eval_file(value: str, cwd: Optional[Path] = None, nets: Optional[Path] 
     """The network file an EvalFile value names: the path itself, a relative one taken from the
     working folder (cwd, by default the process's) and, when not there, from the nets folder
     (by default NETS_DIR). engine.network.NetworkError when neither holds it."""
-    from garfish.engine.network import NetworkError
+    from garfish.engine.evaluation.network import NetworkError
 
     nets = nets or NETS_DIR
     folder = cwd or Path.cwd()
@@ -50,8 +50,8 @@ def load_evaluator(value: str, cwd: Optional[Path] = None, nets: Optional[Path] 
     it is missing or cannot be used)."""
     if is_classic(value):
         return None
-    from garfish.engine.network import read_network
-    from garfish.engine.nnue import NetworkEvaluator
+    from garfish.engine.evaluation.network import read_network
+    from garfish.engine.evaluation.nnue import NetworkEvaluator
 
     path = find_eval_file(value, cwd, nets)
     return NetworkEvaluator(read_network(path), path.name)

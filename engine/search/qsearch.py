@@ -29,15 +29,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from garfish.engine.bits import NONE_YET, ONE, U64, entry_point
-from garfish.engine.captures import (
+from garfish.engine.board.bits import NONE_YET, ONE, U64, entry_point
+from garfish.engine.board.captures import (
     ATTACKER_SHIFT, CODE_MASK, GOOD_BIT, PROMOTION_BITS, TYPE_MASK, VICTIM_SHIFT, evasion_list_kernel,
     quiescence_list_kernel, quiet_checks_kernel,
 )
-from garfish.engine.evaluate import evaluate_kernel
-from garfish.engine.flags import FLAG_BITS, FLAGS_MASK, ILLEGAL_FLAG, IN_CHECK_FLAG
-from garfish.engine.moves import PROMOTION_SHIFT, SQUARE_MASK, TO_SHIFT
-from garfish.engine.nnue import network_update_kernel
+from garfish.engine.board.flags import FLAG_BITS, FLAGS_MASK, ILLEGAL_FLAG, IN_CHECK_FLAG
+from garfish.engine.board.moves import PROMOTION_SHIFT, SQUARE_MASK, TO_SHIFT
+from garfish.engine.evaluation.classic import evaluate_kernel
+from garfish.engine.evaluation.nnue import network_update_kernel
 from garfish.engine.types import INF, MATE, MAX_LISTED_MOVES, MAX_PLY, PIECE_VALUE
 
 DELTA_MARGIN = 200  # delta pruning's margin, centipawns: a capture must be able to lift the score this much past alpha

@@ -15,25 +15,25 @@ from typing import TYPE_CHECKING, Callable, Optional, Protocol
 
 import chess
 
-from garfish.engine.board import SearchBoard
-from garfish.engine.flags import packed_score
-from garfish.engine.history import History
-from garfish.engine.moves import decode, encode
-from garfish.engine.skill import Skill
-from garfish.engine.timeman import soft_limit, time_budget
-from garfish.engine.tree import (
+from garfish.engine.board.flags import packed_score
+from garfish.engine.board.moves import decode, encode
+from garfish.engine.board.searchboard import SearchBoard
+from garfish.engine.board.zobrist import zobrist
+from garfish.engine.search.history import History
+from garfish.engine.search.timeman import soft_limit, time_budget
+from garfish.engine.search.tree import (
     C_ABORTED, C_NODE_LIMIT, C_NODES, C_ROOT_BEST, C_ROOT_MOVES, C_SELDEPTH, C_STOP, C_TB_DEPTH, C_TB_PIECES,
     C_TB_RULE50, C_TBHITS, C_NEXT_POLL, C_HANDLE, SEARCHES, TreeWork, search_kernel,
 )
-from garfish.engine.tt import TranspositionTable, entry_code, unpack
+from garfish.engine.search.tt import TranspositionTable, entry_code, unpack
+from garfish.engine.services.skill import Skill
 from garfish.engine.types import (
     DRAW, INF, MATE, MATE_BOUND, MAX_PLY, TB_WIN, TB_WIN_BOUND, Limits, mate_in, mated_in,
 )
-from garfish.engine.zobrist import zobrist
 
 if TYPE_CHECKING:
-    from garfish.engine.nnue import NetworkEvaluator
-    from garfish.engine.syzygy import Tablebases
+    from garfish.engine.evaluation.nnue import NetworkEvaluator
+    from garfish.engine.services.syzygy import Tablebases
 
 POLL_INTERVAL = 256        # nodes between the compiled search's polls of the clock and the stop flag ...
 FAST_POLL_INTERVAL = 32    # ... or this many when the time budget is tiny
@@ -510,5 +510,6 @@ class Searcher:
         self._tree.ctl[C_NEXT_POLL] = nodes + self._poll_interval
         if self.stop_event.is_set():
             return True
-        return (self._maximum is not None and not self.pondering and (self._completed_depth or not self._lines_first)
+        return (self._maximum is not None and not self.pondering
+                and bool(self._completed_depth or not self._lines_first)
                 and time.perf_counter() - self._start >= self._maximum)

@@ -31,13 +31,14 @@ from typing import IO, TYPE_CHECKING, Optional
 if TYPE_CHECKING:
     from numba.core.caching import _CacheLocator
 
-EVALUATION_MODULES = ("garfish.engine.evaluate", "garfish.engine.nnue")  # compiled by one child process ...
-SEARCH_MODULES = ("garfish.engine.checks", "garfish.engine.see", "garfish.engine.zobrist",  # ... these by another
-                  "garfish.engine.captures", "garfish.engine.tt")
-QUIESCENCE_MODULES = ("garfish.engine.qsearch", "garfish.engine.tree")  # ... and then these, which call both
+EVALUATION_MODULES = ("garfish.engine.evaluation.classic", "garfish.engine.evaluation.nnue")  # compiled by one child process ...
+SEARCH_MODULES = ("garfish.engine.board.checks", "garfish.engine.board.see", "garfish.engine.board.zobrist",  # ... these by another
+                  "garfish.engine.board.captures", "garfish.engine.search.tt")
+QUIESCENCE_MODULES = ("garfish.engine.search.qsearch", "garfish.engine.search.tree")  # ... and then these, which call both
 # Their index files in Numba's cache, fresh for the sources as they are, say the cache is warm.
-PROBE_KERNELS = (("nnue.py", "nnue.network_update_kernel"), ("qsearch.py", "qsearch.quiescence_kernel"),
-                 ("tree.py", "tree.perft_kernel"))
+PROBE_KERNELS = (("evaluation/nnue.py", "nnue.network_update_kernel"), ("search/qsearch.py", "qsearch.quiescence_kernel"),
+                 ("search/tree.py", "tree.perft_kernel"))
+ENGINE_FOLDER = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # engine/, whose parts hold the kernels
 COMPILE_TIMEOUT = 600.0  # seconds a child process may take before this one compiles on its own
 LOCK_NAME = "garfish-compile.lock"  # in the cache folder: one engine compiles at a time
 
@@ -78,10 +79,9 @@ def _fresh_index(path: str, stamp: object) -> bool:
 def kernels_cached() -> bool:
     """Whether the kernels are in the cache, fresh for the sources as they are now (both the
     network's and the quiescence search's, the last compiled)."""
-    folder = os.path.dirname(os.path.abspath(__file__))
     for source_name, kernel in PROBE_KERNELS:
         try:
-            locator = _locator(os.path.join(folder, source_name))
+            locator = _locator(os.path.join(ENGINE_FOLDER, source_name))
             if locator is None:
                 return True
             cache, stamp = str(locator.get_cache_path()), locator.get_source_stamp()
@@ -101,7 +101,7 @@ def _compile_lock() -> Optional[IO[bytes]]:
     except ImportError:
         return None
     try:
-        locator = _locator(os.path.join(os.path.dirname(os.path.abspath(__file__)), "nnue.py"))
+        locator = _locator(os.path.join(ENGINE_FOLDER, "evaluation", "nnue.py"))
         if locator is None:
             return None
         locator.ensure_cache_path()

@@ -45,11 +45,11 @@ import chess
 import numpy as np
 from numba import njit
 
-from garfish.engine.bits import NONE_YET, ONE, entry_point, lsb, popcount
-from garfish.engine.board import SearchBoard
-from garfish.engine.evaluate import evaluate_kernel
-from garfish.engine.flags import FLAG_BITS, FLAGS_MASK, ILLEGAL_FLAG, attack_flags, packed_score, side_attacks
-from garfish.engine.network import CLASSIC_BASE, FEATURES, KING_BUCKET_MAPS, NO_KING_BUCKETS, SCRELU, Network
+from garfish.engine.board.bits import NONE_YET, ONE, entry_point, lsb, popcount
+from garfish.engine.board.flags import FLAG_BITS, FLAGS_MASK, ILLEGAL_FLAG, attack_flags, packed_score, side_attacks
+from garfish.engine.board.searchboard import SearchBoard
+from garfish.engine.evaluation.classic import evaluate_kernel
+from garfish.engine.evaluation.network import CLASSIC_BASE, FEATURES, KING_BUCKET_MAPS, NO_KING_BUCKETS, SCRELU, Network
 from garfish.engine.types import MAX_PLY, TB_WIN_BOUND, bitboards
 
 # The kernels' weight matrix, int16 [inputs + 3 + 2B, H]: W1's rows (768 per king bucket), b1, a

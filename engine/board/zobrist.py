@@ -14,7 +14,7 @@ import chess.polyglot
 import numpy as np
 from numba import njit
 
-from garfish.engine.bits import FILE_A, FILE_H, ONE, RANK_1, RANK_8, U64, ZERO, lsb
+from garfish.engine.board.bits import FILE_A, FILE_H, ONE, RANK_1, RANK_8, U64, ZERO, lsb
 from garfish.engine.types import bitboards
 
 KEYS = np.array(chess.polyglot.POLYGLOT_RANDOM_ARRAY, dtype=np.uint64)

@@ -805,6 +805,42 @@ def _node_entry(w, ply, in_check, key, barrier):
 
 
 @njit(cache=True)
+def _tablebase_score(ctl, pos, posi, ply, depth):
+    """Step 3b's probe of row ply: the tables' score and its bound (a win TB_WIN - ply, a lower
+    bound; a loss, an upper bound; a draw 0, exact, or +-2 for a win or loss the fifty-move rule
+    turns into a draw); bound 0 when the node is not probed (too many pieces, castling rights, at the
+    probe limit below SyzygyProbeDepth) or not in the tables."""
+    pieces = np.int64(popcount(pos[ply, WHITE] | pos[ply, BLACK]))
+    if (pieces > ctl[C_TB_PIECES] or pos[ply, CASTLING]
+            or (pieces == ctl[C_TB_PIECES] and depth < ctl[C_TB_DEPTH])):
+        return NONE_YET, NONE_YET
+    wdl = _probe_wdl(ctl, pos, posi, ply)
+    if wdl == NO_WDL:
+        return NONE_YET, NONE_YET
+    ctl[C_TBHITS] += 1
+    draw = 1 if ctl[C_TB_RULE50] else 0  # with the rule, 1 and -1 are draws
+    if wdl > draw:
+        return np.int64(TB_WIN - ply), np.int64(LOWER)
+    if wdl < -draw:
+        return np.int64(ply - TB_WIN), np.int64(UPPER)
+    return np.int64(DRAW + 2 * wdl * draw), np.int64(EXACT)
+
+
+@njit(cache=True)
+def _null_move_reduction(pos, posi, ply, depth, beta, static_eval, null_ok):
+    """Step 6's test: the reduction of a null-move search of this node (outside the PV, not in
+    check), or -1 when it gets none: no free move twice in a row, too shallow, below beta, or with
+    pawns and at most one minor piece, where zugzwang is common (a lone bishop whose every move lets
+    a mate in: the passing move would hide it)."""
+    if not null_ok or depth < NMP_DEPTH or static_eval < beta:
+        return np.int64(-1)
+    pieces = (pos[ply, WHITE] if posi[ply, P_TURN] != 0 else pos[ply, BLACK]) & ~(pos[ply, PAWNS] | pos[ply, KINGS])
+    if not (pieces & (pieces - ONE) or pieces & (pos[ply, ROOKS] | pos[ply, QUEENS])):
+        return np.int64(-1)
+    return np.int64(3 + depth // 4 + min((static_eval - beta) // 200, 3))
+
+
+@njit(cache=True)
 def negamax(w, depth, alpha, beta, ply, pv_node, null_ok, barrier):
     """Fail-soft principal variation search of row ply; the score from its side to move's view
     (meaningless once ctl[C_ABORTED] is set). barrier: the first index of `keys` a repetition may
@@ -855,30 +891,18 @@ def negamax(w, depth, alpha, beta, ply, pv_node, null_ok, barrier):
     # Step 3b. Tablebases (Stockfish's step 5): right after a capture or pawn move, with few enough
     # pieces, the WDL tables score the node; the score is returned when its bound cuts off, and
     # bounds the search of a PV node otherwise.
-    tb_pieces = ctl[C_TB_PIECES]
-    if tb_pieces and posi[ply, P_HALFMOVE] == 0 and not root:
-        pieces = np.int64(popcount(pos[ply, WHITE] | pos[ply, BLACK]))
-        if pieces <= tb_pieces and not pos[ply, CASTLING] and not (pieces == tb_pieces and depth < ctl[C_TB_DEPTH]):
-            wdl = _probe_wdl(ctl, pos, posi, ply)
-            if wdl != NO_WDL:
-                ctl[C_TBHITS] += 1
-                draw = 1 if ctl[C_TB_RULE50] else 0  # with the rule, 1 and -1 are draws
-                if wdl > draw:
-                    value, bound = TB_WIN - ply, LOWER
-                elif wdl < -draw:
-                    value, bound = ply - TB_WIN, UPPER
-                else:
-                    value, bound = DRAW + 2 * wdl * draw, EXACT
-                if bound == EXACT or (value >= beta if bound == LOWER else value <= alpha):
-                    store_kernel(tt_keys, tt_data, key, NONE_YET, value_to_tt(value, ply),
-                                 min(MAX_PLY - 1, depth + TB_DEPTH_BONUS), np.int64(bound), ctl[C_AGE])
-                    return value
-                if pv_node:
-                    if bound == LOWER:
-                        tb_floor = value
-                        alpha = max(alpha, value)
-                    else:
-                        tb_cap = value
+    if ctl[C_TB_PIECES] and posi[ply, P_HALFMOVE] == 0 and not root:
+        value, bound = _tablebase_score(ctl, pos, posi, ply, depth)
+        if bound and (bound == EXACT or (value >= beta if bound == LOWER else value <= alpha)):
+            store_kernel(tt_keys, tt_data, key, NONE_YET, value_to_tt(value, ply),
+                         min(MAX_PLY - 1, depth + TB_DEPTH_BONUS), bound, ctl[C_AGE])
+            return value
+        if bound and pv_node:
+            if bound == LOWER:
+                tb_floor = value
+                alpha = max(alpha, value)
+            else:
+                tb_cap = value
 
     # Step 4. Static evaluation, for the pruning decisions below.
     static_eval = -INF if in_check else packed >> FLAG_BITS
@@ -890,23 +914,19 @@ def negamax(w, depth, alpha, beta, ply, pv_node, null_ok, barrier):
             surplus = static_eval - RFP_MARGIN * depth - beta
             if surplus >= 0 and surplus >= _value_at_risk(pos, posi, ply):
                 return static_eval
-        # Step 6. Null move pruning: give a free move; if still >= beta, cut. Not with pawns and at
-        # most one minor piece, where zugzwang is common (a lone bishop whose every move lets a
-        # mate in: the passing move would hide it).
-        if null_ok and depth >= NMP_DEPTH and static_eval >= beta:
-            pieces_bb = (pos[ply, WHITE] if turn else pos[ply, BLACK]) & ~(pos[ply, PAWNS] | pos[ply, KINGS])
-            if pieces_bb & (pieces_bb - ONE) or pieces_bb & (pos[ply, ROOKS] | pos[ply, QUEENS]):
-                reduction = 3 + depth // 4 + min((static_eval - beta) // 200, 3)
-                keys[ctl[C_GAME_KEYS] + ply] = key
-                _make_null(pos, posi, ply)
-                posi[ply + 1, P_PACKED] = _evaluate(pos, ply + 1, not turn, ctl[C_NETWORK] != 0, weights, params,
-                                                    accumulators, ply + 1)
-                score = -negamax(w, depth - 1 - reduction, -beta, -beta + 1, ply + 1, _FALSE, _FALSE,
-                                 ctl[C_GAME_KEYS] + ply + 1)
-                if ctl[C_ABORTED]:
-                    return 0
-                if score >= beta:
-                    return beta if score >= MATE_BOUND else score
+        # Step 6. Null move pruning: give a free move; if still >= beta, cut.
+        reduction = _null_move_reduction(pos, posi, ply, depth, beta, static_eval, null_ok)
+        if reduction >= 0:
+            keys[ctl[C_GAME_KEYS] + ply] = key
+            _make_null(pos, posi, ply)
+            posi[ply + 1, P_PACKED] = _evaluate(pos, ply + 1, not turn, ctl[C_NETWORK] != 0, weights, params,
+                                                accumulators, ply + 1)
+            score = -negamax(w, depth - 1 - reduction, -beta, -beta + 1, ply + 1, _FALSE, _FALSE,
+                             ctl[C_GAME_KEYS] + ply + 1)
+            if ctl[C_ABORTED]:
+                return 0
+            if score >= beta:
+                return beta if score >= MATE_BOUND else score
 
     # Step 7. Internal iterative reduction: without a TT move, search a ply less.
     if tt_code == 0 and depth >= IIR_DEPTH:

@@ -40,10 +40,7 @@ import chess
 import numpy as np
 from numba import njit, objmode
 
-from garfish.engine.board.bits import (
-    KING_ATTACKS, KNIGHT_ATTACKS, NONE_YET, ONE, PAWN_ATTACKS, U64, ZERO, bishop_attacks, lsb, msb, popcount,
-    rook_attacks,
-)
+from garfish.engine.board.bits import NONE_YET, ONE, U64, ZERO, lsb, msb, popcount
 from garfish.engine.board.captures import (
     _INDEX_SHIFT, _KEY_SHIFT, _SORT_BIAS, CODE_MASK, ESCAPE_BONUS, GOOD_BIT, _attacks, _piece_at, _sort_packed,
     attacked_pieces_kernel, capture_list_kernel, evasion_order_kernel, quiet_list_kernel,
@@ -51,6 +48,7 @@ from garfish.engine.board.captures import (
 from garfish.engine.board.checks import BETWEEN, check_masks_kernel, gives_check_kernel, threats_kernel
 from garfish.engine.board.flags import FLAG_BITS, FLAGS_MASK, ILLEGAL_FLAG, IN_CHECK_FLAG, PROMOTION_FLAG
 from garfish.engine.board.moves import PROMOTION_SHIFT, SQUARE_MASK, TO_SHIFT, decode
+from garfish.engine.board.see import _attackers_to
 from garfish.engine.board.zobrist import zobrist_kernel
 from garfish.engine.search.history import HISTORY_MAX, history_bonus
 from garfish.engine.search.qsearch import (
@@ -135,16 +133,6 @@ _QUEEN_VALUE, _ROOK_VALUE = np.int64(PIECE_VALUE[chess.QUEEN]), np.int64(PIECE_V
 # ------------------------------------------------------------------------------------ the board
 
 @njit(cache=True)
-def _attacked_by(enemy, sq, occ, pawns, knights, bishops, rooks, queens, kings, turn):
-    """python-chess's attackers_mask(not turn, sq, occ) != 0: does the side not to move (its pieces
-    `enemy`) attack sq, its sliders seeing through the occupancy occ?"""
-    attackers = ((KING_ATTACKS[sq] & kings) | (KNIGHT_ATTACKS[sq] & knights)
-                 | (rook_attacks(sq, occ) & (queens | rooks)) | (bishop_attacks(sq, occ) & (queens | bishops))
-                 | (PAWN_ATTACKS[1 if turn else 0, sq] & pawns))
-    return (attackers & enemy) != ZERO
-
-
-@njit(cache=True)
 def _clean_rights(castling, rooks, kings, black, white, chess960):
     """python-chess's clean_castling_rights for a board with no move stack: the rights whose rook
     and king stand where castling needs them (e1/e8 and the corners in standard chess)."""
@@ -213,11 +201,11 @@ def castling_codes(pos, posi, ply, chess960):
         while path:
             sq = np.int64(msb(path))
             path ^= ONE << U64(sq)
-            if _attacked_by(enemy, sq, occ ^ king, pawns, knights, bishops, rooks, queens, kings, turn):
+            if _attackers_to(sq, occ ^ king, pawns, knights, bishops, rooks, queens, kings, black, white) & enemy:
                 attacked = True
                 break
-        if attacked or _attacked_by(enemy, king_to_sq, occ ^ king ^ rook ^ rook_to, pawns, knights, bishops, rooks,
-                                    queens, kings, turn):
+        if attacked or _attackers_to(king_to_sq, occ ^ king ^ rook ^ rook_to, pawns, knights, bishops, rooks, queens,
+                                     kings, black, white) & enemy:
             continue
         to_sq = candidate
         if not chess960 and (king_sq == 4 or king_sq == 60):  # python-chess's _from_chess960

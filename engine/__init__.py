@@ -43,7 +43,7 @@ MOVED = {
     "evalfile": "evaluation.evalfile", "wdl": "evaluation.wdl", "tree": "search.tree", "qsearch": "search.qsearch",
     "tt": "search.tt", "history": "search.history", "timeman": "search.timeman", "smp": "services.smp",
     "warmup": "services.warmup", "quick": "services.quick", "book": "services.book", "syzygy": "services.syzygy",
-    "skill": "services.skill", "bench": "services.bench",
+    "skill": "search.skill", "bench": "services.bench",
 }
 
 

@@ -34,6 +34,41 @@ def test_no_import_circle_across_packages() -> None:
     assert [cycle for cycle in cycles(graph) if len({package_of_module(module) for module in cycle}) > 1] == []
 
 
+# engine/'s parts, top to bottom: an import points down this list (docs/developing.md's layout)
+# except for the two that document says why.
+PARTS = ("services", "search", "evaluation", "board")
+UPWARD = {
+    # A SearchBoard is a board that scores its moves with the hand-written evaluation's kernel.
+    ("garfish.engine.board.searchboard", "garfish.engine.evaluation.classic"),
+    # The driver names the Tablebases the Engine hands it, as a type only.
+    ("garfish.engine.search.driver", "garfish.engine.services.syzygy"),
+}
+
+
+def engine_part(module: str) -> int:
+    """The module's place in PARTS, or -1 for engine/'s top (engine.py, types.py, numbacache.py)."""
+    name = module[len(ENGINE) + 1:].split(".")[0]
+    return PARTS.index(name) if name in PARTS else -1
+
+
+def test_engine_imports_point_down_its_parts_in_at_most_ten_layers() -> None:
+    """services -> search -> evaluation -> board, no import back up but the two documented; and the
+    longest import chain inside engine/ (Engine to numbacache) is ten modules, one fewer than the
+    flat engine/ of 0.2.0 had (eleven)."""
+    graph = import_graph(installed_sources([ENGINE]))
+    inside = {module: {target for target in targets if target.startswith(ENGINE + ".")}
+              for module, targets in graph.items()}
+    upward = {(module, target) for module, targets in inside.items() for target in targets
+              if -1 < engine_part(target) < engine_part(module)}
+    assert upward == UPWARD
+
+    def depth(module: str, seen: tuple[str, ...] = ()) -> int:
+        return 1 + max((depth(target, (*seen, module)) for target in inside.get(module, ()) if target not in seen),
+                       default=0)
+
+    assert depth("garfish.engine.engine") == max(depth(module) for module in inside) == 10
+
+
 def sources(modules: dict[str, str]) -> dict[str, tuple[str, str]]:
     """Synthetic modules of a package `p` (or its subpackage), as installed_sources gives them."""
     return {module: (source, module.rpartition(".")[0]) for module, source in modules.items()}

@@ -121,8 +121,11 @@ def test_a_network_on_the_classic_base_adds_the_hand_written_evaluation(tmp_path
     assert loaded.base == CLASSIC_BASE and read_network(write_network(plain, tmp_path)).base == 0
     for fen in BENCH_FENS:
         board = chess.Board(fen)
-        assert forward(loaded, board) == forward(plain, board) + evaluate(board) != forward(plain, board), fen
-        assert forward(loaded, board.mirror()) == forward(loaded, board), fen
+        assert forward(loaded, board, base=evaluate) == forward(plain, board) + evaluate(board) != forward(plain, board), fen
+        assert forward(loaded, board.mirror(), base=evaluate) == forward(loaded, board, base=evaluate), fen
+    # network.py needs NumPy only: the caller brings the hand-written evaluation, and is told so if it does not.
+    with pytest.raises(ValueError, match="classic.evaluate"):
+        forward(loaded, chess.Board())
 
 
 def test_a_king_bucketed_network_is_written_as_version_2_and_read_back(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, data_missing, run_interpreted
-from garfish.engine.evaluation.classic import FLAG_BITS, FLAGS_MASK, ILLEGAL_FLAG, evaluate_packed
+from garfish.engine.evaluation.classic import FLAG_BITS, FLAGS_MASK, ILLEGAL_FLAG, evaluate, evaluate_packed
 from garfish.engine.evaluation.network import (
     CLASSIC_BASE, CRELU, FEATURES, KING_BUCKETS_4, NO_KING_BUCKETS, SCRELU, Network, forward, write_network,
 )
@@ -47,7 +47,7 @@ def make_network(activation: int, hidden: int, buckets: int, qa: int, layout: in
 def expected(network: Network, board: chess.Board) -> int:
     """What a network kernel must return: forward()'s score packed with the hand-written kernel's flags."""
     flags = evaluate_packed(board) & FLAGS_MASK
-    return flags if flags & ILLEGAL_FLAG else forward(network, board) << FLAG_BITS | flags
+    return flags if flags & ILLEGAL_FLAG else forward(network, board, base=evaluate) << FLAG_BITS | flags
 
 
 def search_walk(evaluator: NetworkEvaluator, games: int, seed: int) -> Iterator[tuple[NetworkBoard, int]]:

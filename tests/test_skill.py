@@ -13,7 +13,7 @@ from garfish.engine import Limits, Searcher
 from garfish.engine.search.timeman import time_budget
 from garfish.engine.search.tt import TranspositionTable
 from garfish.engine.services.bench import BENCH_FENS
-from garfish.engine.services.skill import (BEST_LINE_ELO, ELO_MAX, ELO_MIN, KNEE_ELO, MARGIN_AT_KNEE, MARGIN_AT_MIN,
+from garfish.engine.search.skill import (BEST_LINE_ELO, ELO_MAX, ELO_MIN, KNEE_ELO, MARGIN_AT_KNEE, MARGIN_AT_MIN,
                                   MISS_AT_KNEE, MISS_AT_MIN, SKILL_MULTIPV, Skill)
 from garfish.engine.types import MATE_BOUND, mate_in, mated_in
 

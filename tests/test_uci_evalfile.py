@@ -12,6 +12,7 @@ import pytest
 
 import garfish.engine.evaluation.evalfile as evalfile
 from conftest import ENGINE_CMD, ROOT
+from garfish.engine.evaluation.classic import evaluate
 from garfish.engine.evaluation.network import HEADER, encode_network, forward, network_name, read_network, write_network
 from test_nnue import constant_network, material_network
 from test_uci_engine import Session, errors, session  # noqa: F401 (session: the fixture of a started engine)
@@ -172,5 +173,5 @@ def test_every_shipped_network_loads_under_its_hash_and_says_how_it_was_made() -
         assert evaluator is not None
         for fen in (chess.STARTING_FEN, "r1bq1rk1/pp2bppp/2n1pn2/3p4/2PP4/2N1PN2/PP3PPP/R2QKB1R w KQ - 1 9"):
             board = chess.Board(fen)
-            assert evaluator.evaluate(board) == forward(network, board)
+            assert evaluator.evaluate(board) == forward(network, board, base=evaluate)
             assert evaluator.evaluate(board.mirror()) == evaluator.evaluate(board)

@@ -15,7 +15,7 @@ import garfish.engine.services.warmup as warmup
 assert not warmup.kernels_cached()
 warmup.load_kernels()
 assert warmup.kernels_cached()
-import garfish.engine.evaluation.nnue as nnue, garfish.engine.board.checks as checks, garfish.engine.search.tree as tree
+import garfish.engine.evaluation.accumulators as nnue, garfish.engine.board.checks as checks, garfish.engine.search.tree as tree
 # Every kernel was compiled by a child process and loaded from the cache here: this process, whose
 # threads answer the GUI, compiled none.
 for kernel in (nnue.network_update_kernel, checks.gives_check_kernel, tree.search_kernel):
@@ -63,7 +63,7 @@ import garfish.engine.search.driver, garfish.engine.evaluation.nnue  # what the 
 OBJECT_MODE = {"garfish.engine.search.tree._poll", "garfish.engine.search.tree._probe_wdl"}
 twice = {name: count for name, count in compiled.items() if count > (2 if name in OBJECT_MODE else 1)}
 assert not twice, twice
-assert "garfish.engine.evaluation.nnue.network_update_kernel" in compiled and len(compiled) > 20, compiled
+assert "garfish.engine.evaluation.accumulators.network_update_kernel" in compiled and len(compiled) > 20, compiled
 """
 
 

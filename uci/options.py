@@ -161,7 +161,7 @@ class UciOptions:
         reported (an `info string`); on_chess960: what UCI_Chess960 changes (the protocol's board)."""
         from garfish.engine.engine import DEFAULT_HASH_MB, MAX_THREADS, MIN_HASH_MB
         from garfish.engine.evaluation.evalfile import DEFAULT_EVAL_FILE  # no Numba: the EvalFile default
-        from garfish.engine.services.skill import ELO_MAX, ELO_MIN  # no Numba: the strength range, for UCI_Elo
+        from garfish.engine.search.skill import ELO_MAX, ELO_MIN  # no Numba: the strength range, for UCI_Elo
 
         self.engine = engine
         self.say = say

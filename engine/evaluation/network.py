@@ -53,7 +53,7 @@ import hashlib
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Union
+from typing import Callable, Optional, Union
 
 import chess
 import numpy as np
@@ -151,9 +151,12 @@ def output_bucket(pieces: int, buckets: int) -> int:
     return min(buckets - 1, max(pieces - 2, 0) * buckets // 32)
 
 
-def forward(network: Network, board: chess.Board) -> int:
+def forward(network: Network, board: chess.Board, base: Optional[Callable[[chess.Board], int]] = None) -> int:
     """The network's evaluation of the board in centipawns, from the side to move's view: the
-    reference integer forward pass that the engine's kernels must match exactly."""
+    reference integer forward pass that the engine's kernels must match exactly. A network on the
+    hand-written evaluation's base adds `base(board)`, which the caller passes
+    (garfish.engine.evaluation.classic.evaluate): this module needs NumPy only, not the Numba
+    evaluation."""
     accumulators = []
     for perspective in (board.turn, not board.turn):
         acc = network.b1.astype(np.int64)
@@ -170,9 +173,10 @@ def forward(network: Network, board: chess.Board) -> int:
     out = total + int(network.b2[bucket])
     score = out * network.scale // (network.qa * network.qb)
     if network.base == CLASSIC_BASE:
-        from garfish.engine.evaluation.classic import evaluate  # Numba: loaded only for a network that needs it
-
-        score += evaluate(board)
+        if base is None:
+            raise ValueError("this network is added to the hand-written evaluation: pass "
+                             "base=garfish.engine.evaluation.classic.evaluate")
+        score += base(board)
     return score
 
 

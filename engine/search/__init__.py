@@ -1,7 +1,7 @@
 """The search: the driver in Python (driver: iterative deepening, aspiration windows, MultiPV, the clock),
 below the root one compiled search (tree: every node, its move picker, make and draws), the
 quiescence search (qsearch), the transposition table (tt), the history and killers (history) and the
-time manager (timeman).
+time manager (timeman), the strength limit (skill).
 
 The driver's public names are kept here too, imported on first use: `from garfish.engine.search import
 Searcher` (importing a part of the search, say its time manager, loads no kernel).

@@ -26,7 +26,7 @@ from garfish.engine.search.tree import (
     C_TB_RULE50, C_TBHITS, C_NEXT_POLL, C_HANDLE, SEARCHES, TreeWork, search_kernel,
 )
 from garfish.engine.search.tt import TranspositionTable, entry_code, unpack
-from garfish.engine.services.skill import Skill
+from garfish.engine.search.skill import Skill
 from garfish.engine.types import (
     DRAW, INF, MATE, MATE_BOUND, MAX_PLY, TB_WIN, TB_WIN_BOUND, Limits, mate_in, mated_in,
 )

@@ -37,7 +37,7 @@ from garfish.engine.board.captures import (
 from garfish.engine.board.flags import FLAG_BITS, FLAGS_MASK, ILLEGAL_FLAG, IN_CHECK_FLAG
 from garfish.engine.board.moves import PROMOTION_SHIFT, SQUARE_MASK, TO_SHIFT
 from garfish.engine.evaluation.classic import evaluate_kernel
-from garfish.engine.evaluation.nnue import network_update_kernel
+from garfish.engine.evaluation.accumulators import network_update_kernel
 from garfish.engine.types import INF, MATE, MAX_LISTED_MOVES, MAX_PLY, PIECE_VALUE
 
 DELTA_MARGIN = 200  # delta pruning's margin, centipawns: a capture must be able to lift the score this much past alpha

@@ -9,7 +9,7 @@ argument, so constant arguments are passed as int64 values.
 On a first start (kernels_cached() is False) compile_kernels has child processes do it, never the
 engine's own process, whose threads must go on answering the GUI: one compiles the search's kernels
 (checks, SEE, Zobrist, the capture lists, the TT's store) while another compiles the evaluation's
-(engine.evaluate and engine.nnue, about half the work); then one compiles the quiescence search
+(engine/evaluation/classic.py and accumulators.py, about half the work); then one compiles the quiescence search
 (engine.qsearch) and the compiled search (engine.tree), which call both. Numba caches each kernel
 as soon as it is compiled, so a start killed half-way leaves what it compiled for the next. Engines that start cold together (a
 tournament manager's first round) compile once: the first takes a lock in the cache folder, the
@@ -31,12 +31,12 @@ from typing import IO, TYPE_CHECKING, Optional
 if TYPE_CHECKING:
     from numba.core.caching import _CacheLocator
 
-EVALUATION_MODULES = ("garfish.engine.evaluation.classic", "garfish.engine.evaluation.nnue")  # compiled by one child process ...
+EVALUATION_MODULES = ("garfish.engine.evaluation.classic", "garfish.engine.evaluation.accumulators")  # compiled by one child process ...
 SEARCH_MODULES = ("garfish.engine.board.checks", "garfish.engine.board.see", "garfish.engine.board.zobrist",  # ... these by another
                   "garfish.engine.board.captures", "garfish.engine.search.tt")
 QUIESCENCE_MODULES = ("garfish.engine.search.qsearch", "garfish.engine.search.tree")  # ... and then these, which call both
 # Their index files in Numba's cache, fresh for the sources as they are, say the cache is warm.
-PROBE_KERNELS = (("evaluation/nnue.py", "nnue.network_update_kernel"), ("search/qsearch.py", "qsearch.quiescence_kernel"),
+PROBE_KERNELS = (("evaluation/accumulators.py", "accumulators.network_update_kernel"), ("search/qsearch.py", "qsearch.quiescence_kernel"),
                  ("search/tree.py", "tree.perft_kernel"))
 ENGINE_FOLDER = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # engine/, whose parts hold the kernels
 COMPILE_TIMEOUT = 600.0  # seconds a child process may take before this one compiles on its own
@@ -101,7 +101,7 @@ def _compile_lock() -> Optional[IO[bytes]]:
     except ImportError:
         return None
     try:
-        locator = _locator(os.path.join(ENGINE_FOLDER, "evaluation", "nnue.py"))
+        locator = _locator(os.path.join(ENGINE_FOLDER, "evaluation", "accumulators.py"))
         if locator is None:
             return None
         locator.ensure_cache_path()

@@ -1,6 +1,6 @@
 """Calibrate UCI_Elo: play Garfish at each setting against Stockfish's own UCI_Elo ladder.
 
-    python scripts/calibrate.py OUT_DIR [--elos 1000,1400,1700,2000] [--games 40] [--rounds 1]
+    python scripts/calibrate.py OUT_DIR [--elos E1,E2,...] [--games 40] [--rounds 1]
         [--tc 10+0.1] [--stockfish /usr/games/stockfish] [--seed 12] [--concurrency 1] [--full-strength]
 
 For every setting E, `garfish match` plays Garfish (UCI_LimitStrength, UCI_Elo E) against
@@ -19,6 +19,17 @@ narrower interval, and a finished run extended later by asking for more rounds.
 With --full-strength Garfish plays with its default options (no strength limit) against
 Stockfish at each of --elos (OUT_DIR/full-E.json and .pgn): the rows give the rating each level
 alone implies, and a last row the rating from all levels together (`garfish rating`'s estimate).
+
+    python scripts/calibrate.py OUT_DIR --fit [--write]
+
+refits UCI_Elo from the reports in OUT_DIR (no games played): each setting's measured rating
+against the strength it played at (engine/search/skill.py's knob; calibrate.py writes it beside
+each report when it plays, OUT_DIR/elo-E.strength), made to rise with the strength (a weighted
+pool-adjacent-violators fit, each setting weighted by its games), the full engine's rating from
+the full-*.json reports at the top (STRENGTH_FULL), and ELO_MIN (Stockfish's floor, 1350) at the
+bottom, interpolated between the two lowest points, or extrapolated below them. It prints the new
+table, and with --write puts it in engine/search/skill.py's CALIBRATION block, so that the next
+network's calibration is: play the settings (and --full-strength), then --fit --write.
 """
 
 from __future__ import annotations
@@ -27,19 +38,31 @@ import argparse
 import json
 import subprocess
 import sys
+from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import Optional
 
 from garfish.arena.stats import RatingLevel, rating_on_scale
+from garfish.engine.search.skill import CALIBRATION, STRENGTH_FULL, STRENGTH_MIN, strength_at
 
 ROOT = Path(__file__).resolve().parent.parent
 OPENINGS = ROOT.parent / "shared" / "data" / "books" / "noob_3moves.epd"
 STOCKFISH_ELO_RANGE = (1350, 2850)  # Stockfish 15.1's UCI_Elo option
+SKILL_SOURCE = ROOT / "engine" / "search" / "skill.py"
+BLOCK_START, BLOCK_END = "# BEGIN CALIBRATION", "# END CALIBRATION"
 
 
 def garfish(*args: str) -> list[str]:
     """The command line of a garfish sub-command, run by this Python."""
     return [sys.executable, "-P", "-m", "garfish.uci", *args]
+
+
+def default_settings(count: int = 6) -> list[int]:
+    """Six settings spread evenly over the UCI_Elo range below its top (which is the full engine,
+    rated with --full-strength), rounded to 10."""
+    low, high = CALIBRATION[0][0], CALIBRATION[-1][0]
+    return sorted({int(round(low + (high - low) * index / count, -1)) for index in range(count)})
 
 
 def opponent_elo(elo: int) -> int:
@@ -75,6 +98,8 @@ def play(elo: int, args: argparse.Namespace, out: Path, round_: int = 1) -> Path
     if round_ > 1:
         who += f", round {round_}"
     print(f"# {who} against Stockfish UCI_Elo {sf}: {' '.join(command)}", flush=True)
+    if not args.full_strength:  # the strength this setting plays at, for --fit
+        (out / f"elo-{elo}.strength").write_text(f"{strength_at(elo):.1f}\n", encoding="utf-8")
     subprocess.run(command, check=True)
     partial.rename(report)  # only a finished match counts as done
     return report
@@ -123,10 +148,102 @@ def ladder_table(reports: list[Path]) -> list[str]:
     return rows
 
 
+@dataclass(frozen=True)
+class Measured:
+    """A setting's rating on Stockfish's scale, the strength it played at and its games."""
+
+    rating: float
+    strength: float
+    games: int
+
+
+def isotonic(points: list[Measured]) -> list[Measured]:
+    """The ratings made to rise with the strength: weighted pool-adjacent-violators (by games),
+    a pooled run becoming one point at its games-weighted rating and strength."""
+    blocks: list[Measured] = []
+    for point in sorted(points, key=lambda point: point.strength):
+        blocks.append(point)
+        while len(blocks) > 1 and blocks[-2].rating >= blocks[-1].rating:
+            high, low = blocks.pop(), blocks.pop()
+            games = low.games + high.games
+            blocks.append(Measured((low.rating * low.games + high.rating * high.games) / games,
+                                   (low.strength * low.games + high.strength * high.games) / games, games))
+    return blocks
+
+
+def fit_table(points: list[Measured], full_rating: float, floor: int = STOCKFISH_ELO_RANGE[0]) -> list[tuple[int, int]]:
+    """CALIBRATION's new points (rating, strength): the isotonic fit of the settings below the full
+    engine, the full engine at STRENGTH_FULL (its rating rounded to 10), and `floor` at the bottom
+    (interpolated, or extrapolated from the two lowest points, clamped to STRENGTH_MIN)."""
+    top = int(round(full_rating, -1))
+    fitted = [point for point in isotonic(points) if point.rating < top and point.strength < STRENGTH_FULL]
+    fitted.append(Measured(top, STRENGTH_FULL, 0))
+    below = [point for point in fitted if point.rating <= floor]
+    above = [point for point in fitted if point.rating > floor]
+    low, high = (below[-1], above[0]) if below else (above[0], above[1])
+    slope = (high.strength - low.strength) / (high.rating - low.rating)
+    bottom = min(max(low.strength + slope * (floor - low.rating), STRENGTH_MIN), STRENGTH_FULL)
+    table = [(floor, round(bottom))] + [(round(point.rating), round(point.strength)) for point in above]
+    return [(rating, strength) for index, (rating, strength) in enumerate(table)
+            if index == 0 or (rating > table[index - 1][0] and strength >= table[index - 1][1])]
+
+
+def measured(out: Path) -> tuple[list[Measured], float, list[str]]:
+    """The settings' measurements in OUT_DIR, the full engine's rating, and the table's rows."""
+    points, rows = [], []
+    for strength_file in sorted(out.glob("elo-*.strength"), key=lambda path: int(path.stem.split("-")[1])):
+        elo = int(strength_file.stem.split("-")[1])
+        reports = sorted(out.glob(f"elo-{elo}.json")) + sorted(out.glob(f"elo-{elo}.r*.json"))
+        if not reports:
+            continue
+        levels, totals = pooled([level(report) for report in reports])
+        estimate = rating_on_scale(levels)
+        strength = float(strength_file.read_text(encoding="utf-8"))
+        games = sum(totals.values())
+        points.append(Measured(estimate.elo, strength, games))
+        rows.append(f"| {elo} | {strength:.0f} | {wdl(totals)} | {estimate.elo:.0f} "
+                    f"[{estimate.lower:.0f}, {estimate.upper:.0f}] | {round(estimate.elo) - elo:+d} |")
+    full = sorted(out.glob("full-*.json"))
+    if not full:
+        raise SystemExit(f"calibrate.py --fit: no full-*.json in {out}: rate the full engine first (--full-strength)")
+    levels, totals = pooled([level(report) for report in full])
+    estimate = rating_on_scale(levels)
+    rows.append(f"| full | {STRENGTH_FULL} | {wdl(totals)} | {estimate.elo:.0f} "
+                f"[{estimate.lower:.0f}, {estimate.upper:.0f}] | |")
+    return points, estimate.elo, rows
+
+
+def write_table(table: list[tuple[int, int]], note: str, source: Path = SKILL_SOURCE) -> None:
+    """Put the table in skill.py's CALIBRATION block."""
+    text = source.read_text(encoding="utf-8")
+    start, end = text.index(BLOCK_START), text.index(BLOCK_END)
+    start = text.index("\n", start) + 1
+    block = (f"CALIBRATED = {note!r}\n"
+             f"CALIBRATION = {tuple(table)!r}  # (rating on Stockfish 15.1's UCI_Elo scale, strength)\n")
+    source.write_text(text[:start] + block + text[end:], encoding="utf-8")
+
+
+def fit(args: argparse.Namespace) -> int:
+    """--fit: the new table from OUT_DIR's reports, printed (and with --write, put in skill.py)."""
+    points, full_rating, rows = measured(args.out)
+    print("| UCI_Elo | strength | W D L | measured rating [95%] | measured - setting |")
+    print("|---|---|---|---|---|")
+    print("\n".join(rows))
+    table = fit_table(points, full_rating)
+    print(f"\nCALIBRATION = {tuple(table)!r}  (was {CALIBRATION!r})")
+    if args.write:
+        games = sum(point.games for point in points)
+        note = f"{date.today().isoformat()}: {len(points)} settings, {games} games, {args.out.name} (scripts/calibrate.py --fit)"
+        write_table(table, note)
+        print(f"written to {SKILL_SOURCE}")
+    return 0
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out", type=Path, help="folder for the reports and PGNs (created)")
-    parser.add_argument("--elos", default="1000,1400,1700,2000", help="the UCI_Elo settings")
+    parser.add_argument("--elos", default=None,
+                        help="the UCI_Elo settings (default: six spread over the range below its top, the full engine)")
     parser.add_argument("--games", type=int, default=40)
     parser.add_argument("--rounds", type=int, default=1, help="matches per setting, pooled in its row (not with --full-strength)")
     parser.add_argument("--tc", default="10+0.1")
@@ -136,9 +253,13 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--concurrency", type=int, default=1)
     parser.add_argument("--full-strength", action="store_true",
                         help="rate Garfish as it plays by default against Stockfish at each of --elos")
+    parser.add_argument("--fit", action="store_true", help="refit UCI_Elo from OUT_DIR's reports (plays no games)")
+    parser.add_argument("--write", action="store_true", help="with --fit: write the table into engine/search/skill.py")
     args = parser.parse_args(argv)
+    if args.fit:
+        return fit(args)
     args.out.mkdir(parents=True, exist_ok=True)
-    elos = [int(value) for value in args.elos.split(",")]
+    elos = [int(value) for value in args.elos.split(",")] if args.elos else default_settings()
     if args.full_strength:
         print("\n".join(ladder_table([play(elo, args, args.out) for elo in elos])))
         return 0

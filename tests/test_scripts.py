@@ -17,6 +17,7 @@ import chess
 import pytest
 
 from conftest import ENGINE_CMD, OPENINGS_3MOVES, REQUIRE_DATA_ENV, ROOT, require_extra
+from garfish.engine.search.skill import strength_at
 
 SCRIPTS = ROOT / "scripts"
 
@@ -71,45 +72,95 @@ def test_ab_builds_the_working_tree_as_an_installed_package(tmp_path: Path, monk
 
 def test_calibrate_plays_each_setting_once_and_tabulates_it(tmp_path: Path) -> None:
     # Garfish itself stands in for Stockfish: it takes the same two options.
-    args = ("--elos", "1000", "--games", "2", "--tc", "2+0.05", "--stockfish", " ".join(ENGINE_CMD),
+    args = ("--elos", "1400", "--games", "2", "--tc", "2+0.05", "--stockfish", " ".join(ENGINE_CMD),
             "--openings", str(OPENINGS_3MOVES))
     proc = run_script("calibrate.py", str(tmp_path), *args)
     assert proc.returncode == 0, proc.stderr
-    assert (tmp_path / "elo-1000.json").exists() and not (tmp_path / "elo-1000.partial.json").exists()
-    row = re.search(r"^\| 1000 \| 1350 \| (\d) (\d) (\d) \| (-?\d+) \[(-?\d+), (-?\d+)\] \| ([+-]\d+) \|$", proc.stdout, re.M)
+    assert (tmp_path / "elo-1400.json").exists() and not (tmp_path / "elo-1400.partial.json").exists()
+    assert float((tmp_path / "elo-1400.strength").read_text()) == strength_at(1400)  # for --fit
+    row = re.search(r"^\| 1400 \| 1400 \| (\d) (\d) (\d) \| (-?\d+) \[(-?\d+), (-?\d+)\] \| ([+-]\d+) \|$", proc.stdout, re.M)
     assert row, proc.stdout
     assert sum(int(row.group(i)) for i in (1, 2, 3)) == 2
-    assert int(row.group(5)) <= int(row.group(4)) <= int(row.group(6)) and int(row.group(7)) == int(row.group(4)) - 1000
+    assert int(row.group(5)) <= int(row.group(4)) <= int(row.group(6)) and int(row.group(7)) == int(row.group(4)) - 1400
     again = run_script("calibrate.py", str(tmp_path), *args)  # the finished setting is not played again
-    assert again.returncode == 0 and "# UCI_Elo 1000" not in again.stdout and row.group(0) in again.stdout
+    assert again.returncode == 0 and "# UCI_Elo 1400" not in again.stdout and row.group(0) in again.stdout
     # A second round: only it is played, with the next seed, and the row pools both rounds' games.
     more = run_script("calibrate.py", str(tmp_path), *args, "--rounds", "2")
     assert more.returncode == 0, more.stderr
-    assert more.stdout.count("# UCI_Elo 1000") == 1 and "# UCI_Elo 1000, round 2" in more.stdout
-    assert "--seed 13 " in more.stdout and (tmp_path / "elo-1000.r2.json").exists()
-    pooled = re.search(r"^\| 1000 \| 1350 \| (\d) (\d) (\d) \| ", more.stdout, re.M)
+    assert more.stdout.count("# UCI_Elo 1400") == 1 and "# UCI_Elo 1400, round 2" in more.stdout
+    assert "--seed 13 " in more.stdout and (tmp_path / "elo-1400.r2.json").exists()
+    pooled = re.search(r"^\| 1400 \| 1400 \| (\d) (\d) (\d) \| ", more.stdout, re.M)
     assert pooled and sum(int(pooled.group(i)) for i in (1, 2, 3)) == 4, more.stdout
 
 
 def test_calibrate_resumes_an_interrupted_setting_from_its_journal(tmp_path: Path) -> None:
     # A setting whose match stopped before its report: the games its journal holds are not played again.
-    args = ("--elos", "1000", "--games", "4", "--tc", "2+0.05", "--stockfish", " ".join(ENGINE_CMD),
+    args = ("--elos", "1400", "--games", "4", "--tc", "2+0.05", "--stockfish", " ".join(ENGINE_CMD),
             "--openings", str(OPENINGS_3MOVES))
     first = run_script("calibrate.py", str(tmp_path), *args)
     assert first.returncode == 0, first.stderr
     # Made as a kill after the second game leaves it: no report, the journal's header and first two games.
-    (tmp_path / "elo-1000.json").unlink()
-    journal = tmp_path / "elo-1000.pgn.match"
+    (tmp_path / "elo-1400.json").unlink()
+    journal = tmp_path / "elo-1400.pgn.match"
     lines = journal.read_text().splitlines(keepends=True)
     assert len(lines) == 5
     journal.write_text("".join(lines[:3]))
-    kept = (tmp_path / "elo-1000.pgn").read_bytes()[:json.loads(lines[2])["pgn_end"]]
+    kept = (tmp_path / "elo-1400.pgn").read_bytes()[:json.loads(lines[2])["pgn_end"]]
     again = run_script("calibrate.py", str(tmp_path), *args)
     assert again.returncode == 0, again.stderr
     assert "--resume" in again.stdout and "resumed after 2 games" in again.stdout
-    assert json.loads((tmp_path / "elo-1000.json").read_text())["games"] == 4
-    pgn = (tmp_path / "elo-1000.pgn").read_bytes()
+    assert json.loads((tmp_path / "elo-1400.json").read_text())["games"] == 4
+    pgn = (tmp_path / "elo-1400.pgn").read_bytes()
     assert pgn.startswith(kept) and pgn.count(b"[Event ") == 4
+
+
+def test_calibrate_fit_makes_the_ratings_rise_and_spans_the_floor_to_the_full_engine(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calibrate = load_script("calibrate.py", monkeypatch)
+    Measured = calibrate.Measured
+    # Pool-adjacent violators: 1700 measured below 1600 are pooled into one point by their games.
+    points = [Measured(1500, 1400, 80), Measured(1900, 1600, 80), Measured(1800, 1700, 240), Measured(2300, 1900, 80)]
+    assert calibrate.isotonic(points) == [points[0], Measured(1825, 1675, 320), points[3]]
+    table = calibrate.fit_table(points, full_rating=2561)
+    # The floor extrapolated from the two lowest points, the full engine at the top, rising throughout.
+    assert table == [(1350, 1273), (1500, 1400), (1825, 1675), (2300, 1900), (2560, 2000)]
+    assert [rating for rating, _ in table] == sorted(rating for rating, _ in table)
+    # A weakest setting that plays below the floor: the floor interpolated between it and the next.
+    assert calibrate.fit_table([Measured(1250, 1000, 80), Measured(1450, 1200, 80)], 2000)[0] == (1350, 1100)
+    # Written into a copy of skill.py's block, the table is what the module then reads.
+    source = tmp_path / "skill.py"
+    source.write_text((ROOT / "engine" / "search" / "skill.py").read_text())
+    calibrate.write_table(table, "a test", source)
+    namespace: dict = {}
+    exec(compile(source.read_text(), str(source), "exec"), namespace)
+    assert namespace["CALIBRATION"] == tuple(table) and namespace["CALIBRATED"] == "a test"
+    assert (namespace["ELO_MIN"], namespace["ELO_MAX"]) == (1350, 2560)
+    assert namespace["Skill"](2560).nodes is None and namespace["Skill"](1825).strength == 1675
+
+
+def test_calibrate_fit_reads_the_reports_of_a_folder(tmp_path: Path) -> None:
+    def report(name: str, opponent: int, pentanomial: list[int]) -> None:
+        wins = pentanomial[4] * 2 + pentanomial[3]
+        losses = pentanomial[0] * 2 + pentanomial[1]
+        draws = 2 * sum(pentanomial) - wins - losses
+        (tmp_path / name).write_text(json.dumps({"engines": ["Garfish", f"Stockfish{opponent}"],
+                                                 "pentanomial": pentanomial, "wins": wins, "draws": draws,
+                                                 "losses": losses}))
+    for elo, pentanomial in ((1400, [2, 8, 20, 8, 2]), (1700, [1, 5, 20, 10, 4])):
+        report(f"elo-{elo}.json", elo, pentanomial)
+        (tmp_path / f"elo-{elo}.strength").write_text(f"{elo}.0\n")
+    proc = run_script("calibrate.py", str(tmp_path), "--fit")
+    assert proc.returncode == 1 and "rate the full engine first" in proc.stderr
+    report("full-2200.json", 2200, [2, 8, 20, 8, 2])
+    proc = run_script("calibrate.py", str(tmp_path), "--fit")
+    assert proc.returncode == 0, proc.stderr
+    assert re.search(r"^\| 1400 \| 1400 \| 12 56 12 \| 1400 \[\d+, \d+\] \| \+0 \|$", proc.stdout, re.M), proc.stdout
+    assert re.search(r"^\| full \| 2000 \| 12 56 12 \| 2200 ", proc.stdout, re.M), proc.stdout
+    table = re.search(r"^CALIBRATION = (\(.*\))  \(was", proc.stdout, re.M)
+    assert table, proc.stdout
+    points = eval(table.group(1))
+    assert points[0][0] == 1350 and points[-1] == (2200, 2000) and (1400, 1400) in points
+    assert [rating for rating, _ in points] == sorted(rating for rating, _ in points)
 
 
 def test_calibrate_full_strength_rates_each_level_and_all_together(tmp_path: Path) -> None:

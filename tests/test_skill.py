@@ -13,8 +13,11 @@ from garfish.engine import Limits, Searcher
 from garfish.engine.search.timeman import time_budget
 from garfish.engine.search.tt import TranspositionTable
 from garfish.engine.services.bench import BENCH_FENS
-from garfish.engine.search.skill import (BEST_LINE_ELO, ELO_MAX, ELO_MIN, KNEE_ELO, MARGIN_AT_KNEE, MARGIN_AT_MIN,
-                                  MISS_AT_KNEE, MISS_AT_MIN, SKILL_MULTIPV, Skill)
+from garfish.engine.search.skill import (
+    CALIBRATION, ELO_MAX, ELO_MIN, KNEE_STRENGTH, MARGIN_AT_KNEE, MARGIN_AT_MIN, MISS_AT_KNEE, MISS_AT_MIN,
+    SKILL_LEVEL_MAX, SKILL_MULTIPV, STRENGTH_FULL, STRENGTH_MIN, Skill, margin_at, miss_at, nodes_at, skill_level_elo,
+    strength_at,
+)
 from garfish.engine.types import MATE_BOUND, mate_in, mated_in
 
 from clocks import SteppingClock
@@ -29,9 +32,42 @@ def read_fens(path) -> list[str]:
     return [line.strip() for line in open(path, encoding="utf-8") if line.strip()]
 
 
+def elo_for(strength: float) -> int:
+    """The UCI_Elo that plays at this strength of the knob (CALIBRATION inverted), clamped to the
+    range: the tests name the knob's settings, which stay put when the table is fitted again."""
+    for (low_elo, low), (high_elo, high) in zip(CALIBRATION, CALIBRATION[1:]):
+        if strength <= high:
+            return max(ELO_MIN, round(low_elo + (high_elo - low_elo) * (strength - low) / (high - low)))
+    return ELO_MAX
+
+
 # --------------------------------------------------------------------------- the mapping
+def test_the_calibration_runs_from_stockfish_s_floor_to_the_full_engine() -> None:
+    ratings, strengths = [elo for elo, _ in CALIBRATION], [strength for _, strength in CALIBRATION]
+    assert ratings == sorted(set(ratings)) and strengths == sorted(strengths)
+    assert (ELO_MIN, ELO_MAX) == (1350, ratings[-1]) and strengths[-1] == STRENGTH_FULL >= strengths[0] >= STRENGTH_MIN
+    for (low_elo, low), (high_elo, high) in zip(CALIBRATION, CALIBRATION[1:]):
+        assert strength_at(low_elo) == low and strength_at(high_elo) == high
+        assert strength_at((low_elo + high_elo) / 2) == pytest.approx((low + high) / 2)
+    assert strength_at(ELO_MIN - 300) == strengths[0] and strength_at(ELO_MAX + 300) == STRENGTH_FULL
+    assert Skill(ELO_MAX).nodes is None and Skill(ELO_MAX - 1).nodes is not None
+    assert all(elo_for(strength_at(elo)) == elo for elo in range(ELO_MIN, ELO_MAX + 1, 10))
+
+
+def test_skill_level_plays_at_stockfish_s_elo_for_the_level_and_20_is_the_full_engine() -> None:
+    # Stockfish 15.1's search.cpp: level = ((uci_elo - 1346.6) / 143.4) ** (1 / 0.806), inverted.
+    elos = [skill_level_elo(level) for level in range(SKILL_LEVEL_MAX + 1)]
+    assert elos[0] == ELO_MIN and elos[SKILL_LEVEL_MAX] is None
+    limited = [elo for elo in elos if elo is not None]
+    assert limited == sorted(set(limited)) and elos[:len(limited)] == limited  # rising, then the full engine
+    for level, elo in enumerate(limited[1:], 1):
+        assert elo == round(1346.6 + 143.4 * level ** 0.806) < ELO_MAX
+    assert all(round(1346.6 + 143.4 * level ** 0.806) >= ELO_MAX for level in range(len(limited), SKILL_LEVEL_MAX))
+    assert skill_level_elo(-3) == ELO_MIN and skill_level_elo(99) is None
+
+
 def test_the_mapping_weakens_steadily_as_the_elo_falls() -> None:
-    skills = [Skill(elo) for elo in range(ELO_MIN, ELO_MAX + 1, 100)]
+    skills = [Skill(elo) for elo in [*range(ELO_MIN, ELO_MAX, 50), ELO_MAX]]
     nodes = [skill.nodes for skill in skills[:-1]]
     assert skills[-1].elo == ELO_MAX and skills[-1].nodes is None  # the top of the range: the full search
     margins = [skill.margin for skill in skills]
@@ -41,28 +77,29 @@ def test_the_mapping_weakens_steadily_as_the_elo_falls() -> None:
     assert misses == sorted(misses, reverse=True) and 0 <= misses[-1] < misses[0] < 1
     # Alternatives are searched only while one may be played.
     assert [skill.lines for skill in skills] == [SKILL_MULTIPV if skill.miss_chance > 0 else 1 for skill in skills]
-    assert Skill(BEST_LINE_ELO - 1).lines == SKILL_MULTIPV and Skill(BEST_LINE_ELO).lines == 1
+    assert Skill(ELO_MAX - 1).lines == SKILL_MULTIPV and Skill(ELO_MAX).lines == 1
     # Beyond the range, the ends of the range.
     assert Skill(ELO_MIN - 500).nodes == Skill(ELO_MIN).nodes and Skill(ELO_MAX + 500).margin == Skill(ELO_MAX).margin
 
 
 def test_the_choice_ramps_through_the_knee_without_a_jump() -> None:
-    # The ends and the knee are where the constants say, and neighbouring Elos differ little.
-    assert (Skill(ELO_MIN).margin, Skill(ELO_MIN).miss_chance) == (MARGIN_AT_MIN, MISS_AT_MIN)
-    assert (Skill(KNEE_ELO).margin, Skill(KNEE_ELO).miss_chance) == (MARGIN_AT_KNEE, pytest.approx(MISS_AT_KNEE))
-    assert (Skill(BEST_LINE_ELO).margin, Skill(BEST_LINE_ELO).miss_chance) == (0, 0)
-    for elo in range(ELO_MIN, BEST_LINE_ELO):
-        low, high = Skill(elo), Skill(elo + 1)
-        assert 0 <= low.margin - high.margin <= 2 and 0 <= low.miss_chance - high.miss_chance < 0.002
-    # Below the knee the choice weakens faster per Elo than above it.
-    below = (Skill(ELO_MIN).margin - Skill(KNEE_ELO).margin) / (KNEE_ELO - ELO_MIN)
-    above = (Skill(KNEE_ELO).margin - Skill(BEST_LINE_ELO).margin) / (BEST_LINE_ELO - KNEE_ELO)
+    # The ends and the knee are where the constants say, and neighbouring strengths differ little.
+    assert (margin_at(STRENGTH_MIN), miss_at(STRENGTH_MIN)) == (MARGIN_AT_MIN, MISS_AT_MIN)
+    assert (margin_at(KNEE_STRENGTH), miss_at(KNEE_STRENGTH)) == (MARGIN_AT_KNEE, pytest.approx(MISS_AT_KNEE))
+    assert (margin_at(STRENGTH_FULL), miss_at(STRENGTH_FULL), nodes_at(STRENGTH_FULL)) == (0, 0, None)
+    for strength in range(STRENGTH_MIN, STRENGTH_FULL):
+        assert 0 <= margin_at(strength) - margin_at(strength + 1) <= 2
+        assert 0 <= miss_at(strength) - miss_at(strength + 1) < 0.002
+        assert nodes_at(strength) <= nodes_at(strength + 1) if strength + 1 < STRENGTH_FULL else True
+    # Below the knee the choice weakens faster per step than above it.
+    below = (margin_at(STRENGTH_MIN) - margin_at(KNEE_STRENGTH)) / (KNEE_STRENGTH - STRENGTH_MIN)
+    above = (margin_at(KNEE_STRENGTH) - margin_at(STRENGTH_FULL)) / (STRENGTH_FULL - KNEE_STRENGTH)
     assert below > above
 
 
 def test_choose_stays_within_the_margin_and_keeps_mates() -> None:
     rng = random.Random(1)
-    for elo in (ELO_MIN, 1500, 2000, ELO_MAX):
+    for elo in (ELO_MIN, elo_for(1500), elo_for(1900), ELO_MAX):
         skill = Skill(elo)
         for _ in range(300):
             scores = sorted((rng.randint(-400, 400) for _ in range(SKILL_MULTIPV)), reverse=True)
@@ -76,14 +113,15 @@ def test_choose_stays_within_the_margin_and_keeps_mates() -> None:
 def test_choose_strays_from_the_best_line_less_as_the_elo_rises() -> None:
     scores = [30, 20, 10, -10]  # four lines within any margin
     strays = {}
-    for elo in (1000, 1600, 1900):
+    low, middle, high = elo_for(1000), elo_for(1600), elo_for(1900)
+    for elo in (low, middle, high):
         rng = random.Random(7)
         strays[elo] = sum(Skill(elo).choose(scores, rng) != 0 for _ in range(2000)) / 2000
-    assert strays[1000] > 0.3 and strays[1900] < 0.15 and strays[1000] > strays[1600] > strays[1900]
+    assert strays[low] > 0.3 and strays[high] < 0.15 and strays[low] > strays[middle] > strays[high]
     # The same seed, the same choices.
     first, second = random.Random(5), random.Random(5)
-    assert [Skill(1200).choose(scores, first) for _ in range(50)] == [Skill(1200).choose(scores, second)
-                                                                     for _ in range(50)]
+    assert [Skill(ELO_MIN).choose(scores, first) for _ in range(50)] == [Skill(ELO_MIN).choose(scores, second)
+                                                                        for _ in range(50)]
 
 
 # --------------------------------------------------------------------------- the search
@@ -94,7 +132,7 @@ def test_the_same_seed_plays_the_same_moves() -> None:
         for fen in BENCH_FENS[:12]:
             searcher.tt.clear()
             searcher.new_game()
-            found.append(searcher.search(chess.Board(fen), Limits(elo=1100)).move)
+            found.append(searcher.search(chess.Board(fen), Limits(elo=elo_for(1100))).move)
         return found
 
     assert moves(3) == moves(3)
@@ -132,14 +170,15 @@ def test_the_best_line_is_played_far_more_often_at_1900_than_at_1000() -> None:
                 total += 1
         return count / total
 
-    low = strayed(1000, None)
-    high = strayed(1900, 2000)  # a node cap of our own keeps the test short; the choice is 1900's
+    low = strayed(elo_for(1000), None)
+    high = strayed(elo_for(1900), 2000)  # a node cap of our own keeps the test short; the choice is 1900's
     assert low >= 0.15 and high <= low / 3, (low, high)
 
 
 def test_the_nodes_per_move_shrink_with_the_elo() -> None:
     totals = []
-    for elo in (1000, 1200, 1400, 1600):
+    bottom = CALIBRATION[0][1]  # the weakest strength the range reaches
+    for elo in (elo_for(bottom + (STRENGTH_FULL - bottom) * step / 5) for step in range(4)):
         searcher = Searcher(TranspositionTable(4), seed=0)
         total = 0
         for fen in BENCH_FENS[:8]:
@@ -150,7 +189,7 @@ def test_the_nodes_per_move_shrink_with_the_elo() -> None:
     assert totals == sorted(set(totals)), totals
 
 
-@pytest.mark.parametrize("elo", [1800, 1900, ELO_MAX])
+@pytest.mark.parametrize("elo", [elo_for(1800), elo_for(1900), ELO_MAX])
 def test_a_queen_en_prise_is_never_left_at_1800_and_above(elo: int) -> None:
     board = chess.Board(QUEEN_EN_PRISE)
     result = Searcher(TranspositionTable(4), seed=elo).search(board, Limits(elo=elo, nodes=8000))  # a cap of our own: a short test
@@ -158,7 +197,7 @@ def test_a_queen_en_prise_is_never_left_at_1800_and_above(elo: int) -> None:
     # Whatever the draw, no line that leaves the queen is within the margin.
     skill, rng = Skill(elo), random.Random(elo)
     scores = [line.score for line in result.lines]
-    assert len(scores) == (SKILL_MULTIPV if elo < BEST_LINE_ELO else 1)  # one line where line 1 is always played
+    assert len(scores) == (SKILL_MULTIPV if elo < ELO_MAX else 1)  # one line where line 1 is always played
     assert all(result.lines[skill.choose(scores, rng)].pv[0].from_square == QUEEN for _ in range(500))
 
 

@@ -19,6 +19,7 @@ import pytest
 
 from conftest import ENGINE_CMD, ROOT, cpu_seconds
 from garfish.arena.rules import game_outcome
+from garfish.engine.search.skill import ELO_MAX
 from rawpipe import RawEngine
 
 MATE_IN_1 = "6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1"  # 1.Ra8#
@@ -95,7 +96,8 @@ def test_handshake_identifies_garfish(engine: chess.engine.SimpleEngine) -> None
         ("UCI_ShowWDL", "check", False, None, None),
         ("MultiPV", "spin", 1, 1, 256),
         ("UCI_LimitStrength", "check", False, None, None),
-        ("UCI_Elo", "spin", 2000, 1000, 2000),
+        ("UCI_Elo", "spin", ELO_MAX, 1350, ELO_MAX),
+        ("Skill Level", "spin", 20, 0, 20),
         ("SyzygyPath", "string", "<empty>", None, None),
         ("SyzygyProbeDepth", "spin", 1, 1, 100),
         ("Syzygy50MoveRule", "check", True, None, None),

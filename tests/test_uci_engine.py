@@ -15,6 +15,7 @@ import pytest
 
 import garfish.engine.search.tt
 from garfish.engine.engine import fallback_move
+from garfish.engine.search.skill import ELO_MAX, skill_level_elo
 from garfish.engine.evaluation.evalfile import DEFAULT_EVAL_FILE
 from garfish.engine.search.driver import SearchResult
 from garfish.engine.types import Limits
@@ -167,7 +168,8 @@ def test_options_are_listed_from_their_declarations(session: Session) -> None:
         "option name UCI_AnalyseMode type check default false",
         "option name MultiPV type spin default 1 min 1 max 256",
         "option name UCI_LimitStrength type check default false",
-        "option name UCI_Elo type spin default 2000 min 1000 max 2000",
+        f"option name UCI_Elo type spin default {ELO_MAX} min 1350 max {ELO_MAX}",
+        "option name Skill Level type spin default 20 min 0 max 20",
         "option name SyzygyPath type string default <empty>",
         "option name SyzygyProbeDepth type spin default 1 min 1 max 100",
         "option name Syzygy50MoveRule type check default true",
@@ -236,6 +238,15 @@ def test_the_strength_limit_reaches_the_search(session: Session, monkeypatch: py
     session.send("setoption name UCI_LimitStrength value true", "go depth 2")
     assert seen[-1].elo == 1500
     session.send("setoption name UCI_LimitStrength value false", "go depth 2")
+    assert seen[-1].elo is None
+    # Skill Level: Stockfish's Elo for the level, on the same scale; UCI_LimitStrength overrides it.
+    session.send("setoption name Skill Level value 0", "go depth 2")
+    assert seen[-1].elo == skill_level_elo(0) == 1350
+    session.send("setoption name Skill Level value 3", "go depth 2")
+    assert seen[-1].elo == skill_level_elo(3) == round(1346.6 + 143.4 * 3 ** 0.806)
+    session.send("setoption name UCI_LimitStrength value true", "go depth 2")
+    assert seen[-1].elo == 1500
+    session.send("setoption name UCI_LimitStrength value false", "setoption name Skill Level value 20", "go depth 2")
     assert seen[-1].elo is None
 
 

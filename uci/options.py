@@ -161,7 +161,7 @@ class UciOptions:
         reported (an `info string`); on_chess960: what UCI_Chess960 changes (the protocol's board)."""
         from garfish.engine.engine import DEFAULT_HASH_MB, MAX_THREADS, MIN_HASH_MB
         from garfish.engine.evaluation.evalfile import DEFAULT_EVAL_FILE  # no Numba: the EvalFile default
-        from garfish.engine.search.skill import ELO_MAX, ELO_MIN  # no Numba: the strength range, for UCI_Elo
+        from garfish.engine.search.skill import ELO_MAX, ELO_MIN, SKILL_LEVEL_MAX  # no Numba: the strength range
 
         self.engine = engine
         self.say = say
@@ -207,6 +207,9 @@ class UciOptions:
         self.limit_strength = Check("UCI_LimitStrength", False, "play at about the strength UCI_Elo")
         self.uci_elo = Spin("UCI_Elo", ELO_MAX, "the strength played at with UCI_LimitStrength",
                             min=ELO_MIN, max=ELO_MAX)
+        self.skill_level = Spin("Skill Level", SKILL_LEVEL_MAX,
+                                "strength 0-20 on the same scale (20: full strength; UCI_LimitStrength overrides it)",
+                                min=0, max=SKILL_LEVEL_MAX)
         self.syzygy_path = String("SyzygyPath", help=f"Syzygy tablebase folders, separated by '{os.pathsep}'",
                                   on_change=carried_out_by(set_syzygy_path))
         self.syzygy_probe_depth = Spin("SyzygyProbeDepth", engine.syzygy_probe_depth,
@@ -224,7 +227,7 @@ class UciOptions:
         self.all: list[Option[Any]] = [
             self.hash, self.clear_hash, self.threads, self.move_overhead, self.ponder, self.uci_chess960,
             self.own_book, self.book_file, self.book_best_move, self.show_wdl, self.analyse_mode, self.multipv,
-            self.limit_strength, self.uci_elo, self.syzygy_path, self.syzygy_probe_depth, self.syzygy_50_move_rule,
+            self.limit_strength, self.uci_elo, self.skill_level, self.syzygy_path, self.syzygy_probe_depth, self.syzygy_50_move_rule,
             self.syzygy_probe_limit, self.eval_file,
         ]
 

@@ -347,7 +347,9 @@ class UciEngine:
         options = self.options
         limits.move_overhead = options.move_overhead.value / 1000.0
         limits.multipv = options.multipv.value
-        limits.elo = options.uci_elo.value if options.limit_strength.value else None
+        from garfish.engine.search.skill import skill_level_elo  # no Numba: Skill Level's Elo
+
+        limits.elo = options.uci_elo.value if options.limit_strength.value else skill_level_elo(options.skill_level.value)
         use_book = options.own_book.value and not options.analyse_mode.value and book_applies(limits)
         board = self.board.copy()
         self.engine.go(board, limits, on_info=lambda info: self.send(self.info_line(board, info)),

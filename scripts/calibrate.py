@@ -177,6 +177,8 @@ def fit_table(points: list[Measured], full_rating: float, floor: int = STOCKFISH
     (interpolated, or extrapolated from the two lowest points, clamped to STRENGTH_MIN)."""
     top = int(round(full_rating, -1))
     fitted = [point for point in isotonic(points) if point.rating < top and point.strength < STRENGTH_FULL]
+    if not fitted:
+        raise SystemExit("calibrate.py --fit: no setting measured below the full engine's rating: nothing to fit")
     fitted.append(Measured(top, STRENGTH_FULL, 0))
     below = [point for point in fitted if point.rating <= floor]
     above = [point for point in fitted if point.rating > floor]

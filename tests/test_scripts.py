@@ -127,6 +127,8 @@ def test_calibrate_fit_makes_the_ratings_rise_and_spans_the_floor_to_the_full_en
     assert [rating for rating, _ in table] == sorted(rating for rating, _ in table)
     # A weakest setting that plays below the floor: the floor interpolated between it and the next.
     assert calibrate.fit_table([Measured(1250, 1000, 80), Measured(1450, 1200, 80)], 2000)[0] == (1350, 1100)
+    with pytest.raises(SystemExit, match="nothing to fit"):
+        calibrate.fit_table([Measured(2600, 1900, 80)], 2561)  # every setting at or above the full engine
     # Written into a copy of skill.py's block, the table is what the module then reads.
     source = tmp_path / "skill.py"
     source.write_text((ROOT / "engine" / "search" / "skill.py").read_text())

@@ -43,7 +43,7 @@ from datetime import date
 from pathlib import Path
 from typing import Optional
 
-from garfish.arena.stats import RatingLevel, rating_on_scale
+from garfish.arena.stats import EloEstimate, RatingLevel, rating_on_scale
 from garfish.engine.search.skill import CALIBRATION, STRENGTH_FULL, STRENGTH_MIN, strength_at
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -123,14 +123,25 @@ def pooled(read: list[tuple[RatingLevel, dict]]) -> tuple[list[RatingLevel], dic
     return [opponent for opponent, _ in read], {key: sum(data[key] for _, data in read) for key in keys}
 
 
-def rating(elo: int, reports: list[Path]) -> str:
-    """One table row: the setting's rating on Stockfish's scale from all its rounds' reports, as
-    `garfish rating` estimates it."""
+def pooled_rating(reports: list[Path]) -> tuple[EloEstimate, dict, float]:
+    """The rating on Stockfish's scale of all these reports together (as `garfish rating`
+    estimates it), their wins, draws and losses summed, and the first opponent's level."""
     levels, totals = pooled([level(report) for report in reports])
-    estimate = rating_on_scale(levels)
+    return rating_on_scale(levels), totals, levels[0].opponent
+
+
+def row(first: object, second: object, estimate: EloEstimate, totals: dict, setting: Optional[int]) -> str:
+    """A table row: two leading columns, W D L, the rating with its interval, measured - setting."""
     value = round(estimate.elo)
-    return (f"| {elo} | {levels[0].opponent:g} | {wdl(totals)} | {value} "
-            f"[{estimate.lower:.0f}, {estimate.upper:.0f}] | {value - elo:+d} |")
+    difference = f" {value - setting:+d} |" if setting is not None else " |"
+    return (f"| {first} | {second} | {wdl(totals)} | {value} "
+            f"[{estimate.lower:.0f}, {estimate.upper:.0f}] |" + difference)
+
+
+def rating(elo: int, reports: list[Path]) -> str:
+    """One table row: the setting's rating on Stockfish's scale from all its rounds' reports."""
+    estimate, totals, opponent = pooled_rating(reports)
+    return row(elo, f"{opponent:g}", estimate, totals, elo)
 
 
 def ladder_table(reports: list[Path]) -> list[str]:
@@ -198,20 +209,15 @@ def measured(out: Path) -> tuple[list[Measured], float, list[str]]:
         reports = sorted(out.glob(f"elo-{elo}.json")) + sorted(out.glob(f"elo-{elo}.r*.json"))
         if not reports:
             continue
-        levels, totals = pooled([level(report) for report in reports])
-        estimate = rating_on_scale(levels)
+        estimate, totals, _ = pooled_rating(reports)
         strength = float(strength_file.read_text(encoding="utf-8"))
-        games = sum(totals.values())
-        points.append(Measured(estimate.elo, strength, games))
-        rows.append(f"| {elo} | {strength:.0f} | {wdl(totals)} | {estimate.elo:.0f} "
-                    f"[{estimate.lower:.0f}, {estimate.upper:.0f}] | {round(estimate.elo) - elo:+d} |")
+        points.append(Measured(estimate.elo, strength, sum(totals.values())))
+        rows.append(row(elo, f"{strength:.0f}", estimate, totals, elo))
     full = sorted(out.glob("full-*.json"))
     if not full:
         raise SystemExit(f"calibrate.py --fit: no full-*.json in {out}: rate the full engine first (--full-strength)")
-    levels, totals = pooled([level(report) for report in full])
-    estimate = rating_on_scale(levels)
-    rows.append(f"| full | {STRENGTH_FULL} | {wdl(totals)} | {estimate.elo:.0f} "
-                f"[{estimate.lower:.0f}, {estimate.upper:.0f}] | |")
+    estimate, totals, _ = pooled_rating(full)
+    rows.append(row("full", STRENGTH_FULL, estimate, totals, None))
     return points, estimate.elo, rows
 
 

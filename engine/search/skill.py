@@ -126,8 +126,8 @@ class Skill:
 
     @property
     def strength(self) -> float:
-        """The knob's setting for this Elo (CALIBRATION), STRENGTH_MIN to STRENGTH_FULL."""
-        return min(max(strength_at(self.elo), STRENGTH_MIN), STRENGTH_FULL)
+        """The knob's setting for this Elo (CALIBRATION; the functions of the knob clamp it)."""
+        return strength_at(self.elo)
 
     @property
     def nodes(self) -> Optional[int]:

@@ -380,7 +380,7 @@ def test_the_quantized_network_in_integers_equals_engine_forward(torch: Any, lin
     network = quantize(model)
     assert network.base == base and network.layout == layout and network.w1.shape[0] == (4 if layout else 1) * 768
     ours = integer_forward(network, inputs, np.arange(len(lines))).tolist()
-    assert ours == [forward(network, chess.Board(line.split(";")[0])) for line in lines]
+    assert ours == [forward(network, chess.Board(line.split(";")[0]), base=evaluate) for line in lines]
     assert len(lines) > 2000 and len(set(ours)) > 500
     with torch.no_grad():
         floats = model(make_batch(inputs, np.arange(len(lines)))).double().numpy() * model.arch.scale
@@ -493,7 +493,7 @@ def test_merged_networks_evaluate_as_the_mean_of_their_members(torch: Any, data_
     ours = integer_forward(merged, inputs, rows).numpy()
     assert np.abs(ours - mean).max() < 10
     sample = rows[::50]
-    assert [forward(merged, chess.Board(lines[row].split(";")[0])) for row in sample] == ours[sample].tolist()
+    assert [forward(merged, chess.Board(lines[row].split(";")[0]), base=evaluate) for row in sample] == ours[sample].tolist()
 
 
 @pytest.mark.extra("train")

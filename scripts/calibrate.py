@@ -99,7 +99,7 @@ def play(elo: int, args: argparse.Namespace, out: Path, round_: int = 1) -> Path
         who += f", round {round_}"
     print(f"# {who} against Stockfish UCI_Elo {sf}: {' '.join(command)}", flush=True)
     if not args.full_strength:  # the strength this setting plays at, for --fit
-        (out / f"elo-{elo}.strength").write_text(f"{strength_at(elo):.1f}\n", encoding="utf-8")
+        (out / f"elo-{elo}.strength").write_text(f"{strength_at(elo)!r}\n", encoding="utf-8")
     subprocess.run(command, check=True)
     partial.rename(report)  # only a finished match counts as done
     return report

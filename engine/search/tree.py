@@ -76,6 +76,9 @@ LMP_BASE = 3               # late move pruning (not in PV nodes): quiets after L
 LMR_DEPTH = 3              # late move reductions from this depth ...
 LMR_MOVES = 3              # ... after this many moves
 IIR_DEPTH = 4              # internal iterative reduction from this depth
+SINGULAR_DEPTH = 4         # singular extensions from this depth (SINGULAR_DEPTH_PV in PV nodes) ...
+SINGULAR_DEPTH_PV = 6
+SINGULAR_MARGIN = 3        # ... testing the other moves against the TT score less this a ply
 QS_CHECKS = True           # quiet checks at the first quiescence ply (delta pruning's margin: engine.qsearch)
 TB_DEPTH_BONUS = 6         # a tablebase score goes to the TT this much deeper than the node (Stockfish's)
 NO_BUDGET = 1 << 62        # the quiescence kernel's node budget without a node limit
@@ -829,10 +832,11 @@ def _null_move_reduction(pos, posi, ply, depth, beta, static_eval, null_ok):
 
 
 @njit(cache=True)
-def negamax(w, depth, alpha, beta, ply, pv_node, null_ok, barrier):
+def negamax(w, depth, alpha, beta, ply, pv_node, null_ok, barrier, excluded):
     """Fail-soft principal variation search of row ply; the score from its side to move's view
     (meaningless once ctl[C_ABORTED] is set). barrier: the first index of `keys` a repetition may
-    reach (past the last null move)."""
+    reach (past the last null move). excluded: a move not to search (-1: none; step 7b's test of the
+    TT move): the node is searched without it, with no TT move, cut-off or store and no null move."""
     (pos, posi, tt_keys, tt_data, history, killers, keys, pv, pv_len, rows, masks, qstate, qframes, qlists,
      weights, params, accumulators, root_moves, ctl) = w
     # Step 1. At the horizon, resolve captures with the quiescence search.
@@ -869,6 +873,8 @@ def negamax(w, depth, alpha, beta, ply, pv_node, null_ok, barrier):
 
     # Step 3. Transposition table: a cut-off outside PV nodes, else a move to try first.
     entry = probe_kernel(tt_keys, tt_data, key)
+    if excluded >= 0:
+        entry = ZERO
     tt_code, tt_score, tt_depth, tt_bound = entry_fields(entry)
     if entry and not pv_node and tt_depth >= depth:
         tt_score = value_from_tt(tt_score, ply)
@@ -903,22 +909,41 @@ def negamax(w, depth, alpha, beta, ply, pv_node, null_ok, barrier):
             if surplus >= 0 and surplus >= _value_at_risk(pos, posi, ply):
                 return static_eval
         # Step 6. Null move pruning: give a free move; if still >= beta, cut.
-        reduction = _null_move_reduction(pos, posi, ply, depth, beta, static_eval, null_ok)
+        reduction = _null_move_reduction(pos, posi, ply, depth, beta, static_eval, null_ok) if excluded < 0 else -1
         if reduction >= 0:
             keys[ctl[C_GAME_KEYS] + ply] = key
             _make_null(pos, posi, ply)
             posi[ply + 1, P_PACKED] = _evaluate(pos, ply + 1, not turn, ctl[C_NETWORK] != 0, weights, params,
                                                 accumulators, ply + 1)
             score = -negamax(w, depth - 1 - reduction, -beta, -beta + 1, ply + 1, _FALSE, _FALSE,
-                             ctl[C_GAME_KEYS] + ply + 1)
+                             ctl[C_GAME_KEYS] + ply + 1, _NO_CODE)
             if ctl[C_ABORTED]:
                 return 0
             if score >= beta:
                 return beta if score >= MATE_BOUND else score
 
     # Step 7. Internal iterative reduction: without a TT move, search a ply less.
-    if tt_code == 0 and depth >= IIR_DEPTH:
+    if tt_code == 0 and depth >= IIR_DEPTH and excluded < 0:
         depth -= 1
+
+    # Step 7b. Singular extension (Stockfish 15.1's): when the TT move's lower bound is deep enough
+    # and every other move fails low against it less a margin in a search of half the depth, the TT
+    # move is extended; when even that search beats beta, so does the node (multi-cut).
+    singular = False
+    if tt_code and not root and depth >= (SINGULAR_DEPTH_PV if pv_node else SINGULAR_DEPTH):
+        entry = probe_kernel(tt_keys, tt_data, key)  # as the searches since step 3 left it
+        _, tt_score, tt_depth, tt_bound = entry_fields(entry)
+        tt_score = value_from_tt(tt_score, ply)
+        if entry and tt_depth >= depth - 3 and tt_bound != UPPER and abs(tt_score) < MATE_BOUND:
+            singular_beta = tt_score - SINGULAR_MARGIN * depth
+            value = negamax(w, (depth - 1) // 2, singular_beta - 1, singular_beta, ply, _FALSE, _FALSE, barrier,
+                            tt_code)
+            if ctl[C_ABORTED]:
+                return 0
+            if value < singular_beta:
+                singular = True
+            elif singular_beta >= beta:
+                return singular_beta
 
     # Step 8. The move loop, its moves by the picker (the capture hints after the cut-offs above,
     # which need none).
@@ -942,6 +967,8 @@ def negamax(w, depth, alpha, beta, ply, pv_node, null_ok, barrier):
         code = next_move(node, node_masks, pos, posi, ply, killers, history, chess960)
         if code < 0:
             break
+        if code == excluded:
+            continue
         if root and root_count >= 0:
             wanted = False
             for i in range(root_count):
@@ -969,10 +996,11 @@ def negamax(w, depth, alpha, beta, ply, pv_node, null_ok, barrier):
             pv_len[ply + 1] = 0
         # Extensions: a check, and a pawn stepping onto its seventh rank (it stands on its square now).
         to_bb = ONE << U64((code >> TO_SHIFT) & SQUARE_MASK)
-        extend = gives_check or ((to_bb & us_seventh) != ZERO and (pos[ply + 1, PAWNS] & to_bb) != ZERO)
+        extend = (gives_check or ((to_bb & us_seventh) != ZERO and (pos[ply + 1, PAWNS] & to_bb) != ZERO)
+                  or (singular and code == tt_code))
         new_depth = depth - 1 + (1 if extend else 0)
         if searched == 0:
-            score = -negamax(w, new_depth, -beta, -alpha, ply + 1, pv_node, _TRUE, barrier)
+            score = -negamax(w, new_depth, -beta, -alpha, ply + 1, pv_node, _TRUE, barrier, _NO_CODE)
         else:
             # Step 10. Late move reductions, then a null-window search, re-searched on success.
             reduction = 0
@@ -983,15 +1011,16 @@ def negamax(w, depth, alpha, beta, ply, pv_node, null_ok, barrier):
                 if code == killers[ply, 0] or code == killers[ply, 1]:
                     reduction -= 1
                 reduction = max(0, min(reduction, new_depth - 1))
-            score = -negamax(w, new_depth - reduction, -alpha - 1, -alpha, ply + 1, _FALSE, _TRUE, barrier)
+            score = -negamax(w, new_depth - reduction, -alpha - 1, -alpha, ply + 1, _FALSE, _TRUE, barrier,
+                             _NO_CODE)
             if ctl[C_ABORTED]:
                 return 0
             if score > alpha and reduction:
-                score = -negamax(w, new_depth, -alpha - 1, -alpha, ply + 1, _FALSE, _TRUE, barrier)
+                score = -negamax(w, new_depth, -alpha - 1, -alpha, ply + 1, _FALSE, _TRUE, barrier, _NO_CODE)
                 if ctl[C_ABORTED]:
                     return 0
             if pv_node and alpha < score < beta:
-                score = -negamax(w, new_depth, -beta, -alpha, ply + 1, _TRUE, _TRUE, barrier)
+                score = -negamax(w, new_depth, -beta, -alpha, ply + 1, _TRUE, _TRUE, barrier, _NO_CODE)
         if ctl[C_ABORTED]:
             return 0
         searched += 1
@@ -1022,6 +1051,8 @@ def negamax(w, depth, alpha, beta, ply, pv_node, null_ok, barrier):
     # Step 11. No legal move: mate or stalemate. (A futile node saw only some quiet moves: if it
     # saw none at all, ask whether any legal move exists.)
     if searched == 0:
+        if excluded >= 0:
+            return alpha  # only the excluded move: the test fails
         if futile and has_legal_move(pos, posi, ply, chess960, node[QUIETS_ROW], network, weights, params,
                                      accumulators):
             return static_eval
@@ -1036,8 +1067,9 @@ def negamax(w, depth, alpha, beta, ply, pv_node, null_ok, barrier):
         bound = EXACT
     else:
         bound = UPPER
-    store_kernel(tt_keys, tt_data, key, best_code if best_code >= 0 else NONE_YET, value_to_tt(best_score, ply),
-                 depth, np.int64(bound), ctl[C_AGE])
+    if excluded < 0:
+        store_kernel(tt_keys, tt_data, key, best_code if best_code >= 0 else NONE_YET,
+                     value_to_tt(best_score, ply), depth, np.int64(bound), ctl[C_AGE])
     return best_score
 
 
@@ -1055,7 +1087,7 @@ def search_kernel(w, depth, alpha, beta):
     their lengths, the nodes' work rows and masks, engine.qsearch's work arrays, the network's
     weights, parameters and accumulators, the root moves to search (ctl[C_ROOT_MOVES] of them; -1:
     all) and the control array."""
-    return negamax(w, depth, alpha, beta, NONE_YET, _TRUE, _FALSE, NONE_YET)
+    return negamax(w, depth, alpha, beta, NONE_YET, _TRUE, _FALSE, NONE_YET, _NO_CODE)
 
 
 @njit(f"int64({WORK_TYPES}, int64, int64, uint64, boolean, int64[::1])", cache=True, nogil=True)

@@ -15,8 +15,8 @@ from garfish.engine.search.tt import TranspositionTable
 from garfish.engine.services.bench import BENCH_FENS
 from garfish.engine.search.skill import (
     CALIBRATION, ELO_MAX, ELO_MIN, KNEE_STRENGTH, MARGIN_AT_KNEE, MARGIN_AT_MIN, MISS_AT_KNEE, MISS_AT_MIN,
-    SKILL_LEVEL_MAX, SKILL_MULTIPV, STRENGTH_FULL, STRENGTH_MIN, Skill, margin_at, miss_at, nodes_at, skill_level_elo,
-    strength_at,
+    NODES_AT_MIN, SKILL_LEVEL_MAX, SKILL_MULTIPV, STRENGTH_FULL, STRENGTH_MIN, STRENGTH_PER_DOUBLING,
+    TOP_PER_DOUBLING, TOP_STRENGTH, Skill, margin_at, miss_at, nodes_at, skill_level_elo, strength_at,
 )
 from garfish.engine.types import MATE_BOUND, mate_in, mated_in
 
@@ -95,6 +95,18 @@ def test_the_choice_ramps_through_the_knee_without_a_jump() -> None:
     below = (margin_at(STRENGTH_MIN) - margin_at(KNEE_STRENGTH)) / (KNEE_STRENGTH - STRENGTH_MIN)
     above = (margin_at(KNEE_STRENGTH) - margin_at(STRENGTH_FULL)) / (STRENGTH_FULL - KNEE_STRENGTH)
     assert below > above
+
+
+def test_the_node_budget_climbs_to_the_full_engine_without_a_cliff() -> None:
+    # Up to TOP_STRENGTH a doubling every STRENGTH_PER_DOUBLING, then every TOP_PER_DOUBLING, with
+    # no jump where the two meet; just below the top the budget is past what the full engine
+    # searches in a move at 10+0.1 (about 100,000 nodes here), so the knob ends near the full engine.
+    assert nodes_at(TOP_STRENGTH) == int(NODES_AT_MIN * 2 ** ((TOP_STRENGTH - STRENGTH_MIN) / STRENGTH_PER_DOUBLING))
+    assert nodes_at(TOP_STRENGTH - STRENGTH_PER_DOUBLING) == pytest.approx(nodes_at(TOP_STRENGTH) / 2, abs=1)
+    assert nodes_at(TOP_STRENGTH + TOP_PER_DOUBLING) == pytest.approx(2 * nodes_at(TOP_STRENGTH), abs=1)
+    assert nodes_at(TOP_STRENGTH + 4 * TOP_PER_DOUBLING) == pytest.approx(16 * nodes_at(TOP_STRENGTH), abs=16)
+    assert 1.0 < nodes_at(TOP_STRENGTH + 1) / nodes_at(TOP_STRENGTH) < 1.05
+    assert nodes_at(STRENGTH_FULL - 20) > 200_000 and nodes_at(STRENGTH_FULL) is None
 
 
 def test_choose_stays_within_the_margin_and_keeps_mates() -> None:
@@ -227,6 +239,9 @@ def test_the_top_setting_searches_as_the_full_engine() -> None:
     for elo in (ELO_MAX, ELO_MAX + 300):
         top = Searcher(TranspositionTable(4), seed=0).search(board, Limits(depth=9, elo=elo))
         assert (top.nodes, top.move, len(top.lines)) == (full.nodes, full.move, 1)
-    below = Skill(ELO_MAX - 1).nodes
-    assert below is not None and full.nodes > below  # the depth-9 search needs more than the budget below
-    assert Searcher(TranspositionTable(4), seed=0).search(board, Limits(depth=9, elo=ELO_MAX - 1)).nodes < full.nodes
+    below = Skill(ELO_MAX - 1)
+    assert below.nodes is not None and below.lines == SKILL_MULTIPV  # one below the top is limited
+    # The highest setting whose budget the depth-9 search needs more than stops at that budget.
+    elo = next(elo for elo in range(ELO_MAX - 1, ELO_MIN, -1) if Skill(elo).nodes < full.nodes)
+    assert ELO_MAX - elo < 100
+    assert Searcher(TranspositionTable(4), seed=0).search(board, Limits(depth=9, elo=elo)).nodes < full.nodes

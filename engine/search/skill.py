@@ -6,8 +6,10 @@ it does not drop its queen at random. The weakening is one knob, the *strength* 
 STRENGTH_FULL), and three numbers, each a named function of it:
 
 - nodes: the node budget per move, NODES_AT_MIN at STRENGTH_MIN, doubled every
-  STRENGTH_PER_DOUBLING (the search always completes depth 1, and the clock still binds: it never
-  thinks longer); none at STRENGTH_FULL, which is the full search;
+  STRENGTH_PER_DOUBLING up to TOP_STRENGTH and from there every TOP_PER_DOUBLING, so that the
+  budget reaches what the full engine searches at a game's pace before STRENGTH_FULL (the search
+  always completes depth 1, and the clock still binds: it never thinks longer); none at
+  STRENGTH_FULL, which is the full search;
 - margin: the most, in centipawns, that a chosen line may score below the best line, from
   MARGIN_AT_MIN at STRENGTH_MIN through MARGIN_AT_KNEE at KNEE_STRENGTH down to 0 at
   STRENGTH_FULL (linear between those points);
@@ -16,7 +18,13 @@ STRENGTH_FULL), and three numbers, each a named function of it:
   drawn with a weight that falls linearly with its loss, to nothing at the margin.
 
 The knee is there because the node budget stops weakening near the bottom (depth 1 always
-completes), so below KNEE_STRENGTH the choice has to do more of the work.
+completes), so below KNEE_STRENGTH the choice has to do more of the work. The top segment is there
+because at one doubling every STRENGTH_PER_DOUBLING the budget just below STRENGTH_FULL (about
+27,000 nodes) is a small fraction of the full engine's at 10+0.1: the first calibration of the
+compiled search measured strength 1912 at 2023 and the full engine at 2328, a cliff no setting
+between them could land on; doubling every TOP_PER_DOUBLING from TOP_STRENGTH the budget reaches
+about 250,000 nodes at 1980, beyond what the clock allows at 10+0.1, and the knob rises to the
+full engine without a jump the calibration cannot follow.
 
 A setting's Elo is turned into a strength by CALIBRATION, a table of (rating, strength) points
 measured against Stockfish 15.1's own UCI_Elo (linear between its points, clamped at its ends):
@@ -59,14 +67,14 @@ MISS_AT_MIN = 0.75            # ... and the chance of playing another line (with
 KNEE_STRENGTH = 1400          # both falling linearly to these at KNEE_STRENGTH ...
 MARGIN_AT_KNEE = 198
 MISS_AT_KNEE = 0.37           # ... and on to 0 at STRENGTH_FULL
+TOP_STRENGTH = 1900           # from here to STRENGTH_FULL the node budget doubles ...
+TOP_PER_DOUBLING = 20         # ... every this much strength
 
 SKILL_LEVEL_MAX = 20          # Skill Level: 0 to 20, 20 the full engine (Stockfish's range)
 
 # BEGIN CALIBRATION (scripts/calibrate.py --fit rewrites this block)
-CALIBRATED = ("provisional (2026-11-29): below the top the 0.2 engine's measured points (2026-11-26: strength "
-              "1000, 1400, 1700 at 912, 1428, 1765), at the top the full engine's 2306 (2026-11-28); to be "
-              "refitted with today's engine (issue 66)")
-CALIBRATION = ((1350, 1340), (1428, 1400), (1765, 1700), (2310, 2000))  # (rating on Stockfish 15.1's UCI_Elo scale, strength)
+CALIBRATED = '2026-11-29: 5 settings, 200 games, r1 (scripts/calibrate.py --fit)'
+CALIBRATION = ((1350, 1332), (1367, 1340), (1647, 1473), (1898, 1615), (2041, 1780), (2330, 2000))  # (rating on Stockfish 15.1's UCI_Elo scale, strength)
 # END CALIBRATION
 
 ELO_MIN = CALIBRATION[0][0]   # the UCI_Elo range: Stockfish 15.1's floor ...
@@ -106,7 +114,10 @@ def nodes_at(strength: float) -> Optional[int]:
     """The node budget per move at a strength; None (the full search) at STRENGTH_FULL."""
     if strength >= STRENGTH_FULL:
         return None
-    return int(NODES_AT_MIN * 2 ** ((max(strength, STRENGTH_MIN) - STRENGTH_MIN) / STRENGTH_PER_DOUBLING))
+    strength = max(strength, STRENGTH_MIN)
+    doublings = (min(strength, TOP_STRENGTH) - STRENGTH_MIN) / STRENGTH_PER_DOUBLING
+    doublings += max(strength - TOP_STRENGTH, 0) / TOP_PER_DOUBLING
+    return int(NODES_AT_MIN * 2 ** doublings)
 
 
 def margin_at(strength: float) -> int:

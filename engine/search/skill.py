@@ -73,8 +73,8 @@ TOP_PER_DOUBLING = 20         # ... every this much strength
 SKILL_LEVEL_MAX = 20          # Skill Level: 0 to 20, 20 the full engine (Stockfish's range)
 
 # BEGIN CALIBRATION (scripts/calibrate.py --fit rewrites this block)
-CALIBRATED = '2026-11-29: 5 settings, 200 games, r1 (scripts/calibrate.py --fit)'
-CALIBRATION = ((1350, 1332), (1367, 1340), (1647, 1473), (1898, 1615), (2041, 1780), (2330, 2000))  # (rating on Stockfish 15.1's UCI_Elo scale, strength)
+CALIBRATED = '2026-11-29: 8 settings, 320 games, r1 (scripts/calibrate.py --fit)'
+CALIBRATION = ((1350, 1332), (1367, 1340), (1647, 1473), (1898, 1615), (2030, 1823), (2211, 1954), (2330, 2000))  # (rating on Stockfish 15.1's UCI_Elo scale, strength)
 # END CALIBRATION
 
 ELO_MIN = CALIBRATION[0][0]   # the UCI_Elo range: Stockfish 15.1's floor ...

@@ -20,9 +20,12 @@ With --full-strength Garfish plays with its default options (no strength limit) 
 Stockfish at each of --elos (OUT_DIR/full-E.json and .pgn): the rows give the rating each level
 alone implies, and a last row the rating from all levels together (`garfish rating`'s estimate).
 
-    python scripts/calibrate.py OUT_DIR --fit [--write]
+    python scripts/calibrate.py OUT_DIR --fit [--write] [--also DIR ...]
 
-refits UCI_Elo from the reports in OUT_DIR (no games played): each setting's measured rating
+refits UCI_Elo from the reports in OUT_DIR, and in each --also folder (no games played): a
+folder is a table's round (a setting's name means another strength under another table, so each
+folder's settings are points of their own, and the full engine's reports of all folders are
+pooled); a check played with a fitted table is data for the next fit too. each setting's measured rating
 against the strength it played at (engine/search/skill.py's knob; calibrate.py writes it beside
 each report when it plays, OUT_DIR/elo-E.strength), made to rise with the strength (a weighted
 pool-adjacent-violators fit, each setting weighted by its games), the full engine's rating from
@@ -201,21 +204,24 @@ def fit_table(points: list[Measured], full_rating: float, floor: int = STOCKFISH
             if index == 0 or (rating > table[index - 1][0] and strength >= table[index - 1][1])]
 
 
-def measured(out: Path) -> tuple[list[Measured], float, list[str]]:
-    """The settings' measurements in OUT_DIR, the full engine's rating, and the table's rows."""
+def measured(folders: list[Path]) -> tuple[list[Measured], float, list[str]]:
+    """The settings' measurements in the folders (each its own points), the full engine's rating
+    from all their full-*.json, and the table's rows."""
     points, rows = [], []
-    for strength_file in sorted(out.glob("elo-*.strength"), key=lambda path: int(path.stem.split("-")[1])):
-        elo = int(strength_file.stem.split("-")[1])
-        reports = sorted(out.glob(f"elo-{elo}.json")) + sorted(out.glob(f"elo-{elo}.r*.json"))
-        if not reports:
-            continue
-        estimate, totals, _ = pooled_rating(reports)
-        strength = float(strength_file.read_text(encoding="utf-8"))
-        points.append(Measured(estimate.elo, strength, sum(totals.values())))
-        rows.append(row(elo, f"{strength:.0f}", estimate, totals, elo))
-    full = sorted(out.glob("full-*.json"))
+    for out in folders:
+        for strength_file in sorted(out.glob("elo-*.strength"), key=lambda path: int(path.stem.split("-")[1])):
+            elo = int(strength_file.stem.split("-")[1])
+            reports = sorted(out.glob(f"elo-{elo}.json")) + sorted(out.glob(f"elo-{elo}.r*.json"))
+            if not reports:
+                continue
+            estimate, totals, _ = pooled_rating(reports)
+            strength = float(strength_file.read_text(encoding="utf-8"))
+            points.append(Measured(estimate.elo, strength, sum(totals.values())))
+            rows.append(row(elo if len(folders) == 1 else f"{elo} ({out.name})", f"{strength:.0f}", estimate, totals, elo))
+    full = sorted(report for out in folders for report in out.glob("full-*.json"))
     if not full:
-        raise SystemExit(f"calibrate.py --fit: no full-*.json in {out}: rate the full engine first (--full-strength)")
+        names = ", ".join(str(out) for out in folders)
+        raise SystemExit(f"calibrate.py --fit: no full-*.json in {names}: rate the full engine first (--full-strength)")
     estimate, totals, _ = pooled_rating(full)
     rows.append(row("full", STRENGTH_FULL, estimate, totals, None))
     return points, estimate.elo, rows
@@ -233,7 +239,11 @@ def write_table(table: list[tuple[int, int]], note: str, source: Path = SKILL_SO
 
 def fit(args: argparse.Namespace) -> int:
     """--fit: the new table from OUT_DIR's reports, printed (and with --write, put in skill.py)."""
-    points, full_rating, rows = measured(args.out)
+    folders = [args.out, *args.also]
+    missing = [str(folder) for folder in folders if not folder.is_dir()]
+    if missing:
+        raise SystemExit(f"calibrate.py --fit: no such folder: {', '.join(missing)}")
+    points, full_rating, rows = measured(folders)
     print("| UCI_Elo | strength | W D L | measured rating [95%] | measured - setting |")
     print("|---|---|---|---|---|")
     print("\n".join(rows))
@@ -241,7 +251,8 @@ def fit(args: argparse.Namespace) -> int:
     print(f"\nCALIBRATION = {tuple(table)!r}  (was {CALIBRATION!r})")
     if args.write:
         games = sum(point.games for point in points)
-        note = f"{date.today().isoformat()}: {len(points)} settings, {games} games, {args.out.name} (scripts/calibrate.py --fit)"
+        names = "+".join(folder.name for folder in folders)
+        note = f"{date.today().isoformat()}: {len(points)} settings, {games} games, {names} (scripts/calibrate.py --fit)"
         write_table(table, note)
         print(f"written to {SKILL_SOURCE}")
     return 0
@@ -263,6 +274,8 @@ def main(argv: Optional[list[str]] = None) -> int:
                         help="rate Garfish as it plays by default against Stockfish at each of --elos")
     parser.add_argument("--fit", action="store_true", help="refit UCI_Elo from OUT_DIR's reports (plays no games)")
     parser.add_argument("--write", action="store_true", help="with --fit: write the table into engine/search/skill.py")
+    parser.add_argument("--also", type=Path, action="append", default=[], metavar="DIR",
+                        help="with --fit: the reports of this folder too (an earlier round; repeatable)")
     args = parser.parse_args(argv)
     if args.fit:
         return fit(args)

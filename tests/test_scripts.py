@@ -165,6 +165,35 @@ def test_calibrate_fit_reads_the_reports_of_a_folder(tmp_path: Path) -> None:
     assert [rating for rating, _ in points] == sorted(rating for rating, _ in points)
 
 
+def test_calibrate_fit_pools_the_folders_of_several_rounds(tmp_path: Path) -> None:
+    # The same setting's name in two rounds is two points (two strengths under two tables), and the
+    # full engine's reports of every folder are pooled.
+    def report(folder: Path, name: str, opponent: int, pentanomial: list[int]) -> None:
+        wins = pentanomial[4] * 2 + pentanomial[3]
+        losses = pentanomial[0] * 2 + pentanomial[1]
+        draws = 2 * sum(pentanomial) - wins - losses
+        folder.mkdir(exist_ok=True)
+        (folder / name).write_text(json.dumps({"engines": ["Garfish", f"Stockfish{opponent}"],
+                                               "pentanomial": pentanomial, "wins": wins, "draws": draws,
+                                               "losses": losses}))
+    first, second = tmp_path / "r1", tmp_path / "v1"
+    report(first, "elo-1600.json", 1600, [2, 8, 20, 8, 2])
+    (first / "elo-1600.strength").write_text("1500.0\n")
+    report(first, "full-2200.json", 2200, [2, 8, 20, 8, 2])
+    report(second, "elo-1600.json", 1600, [4, 12, 20, 4, 0])  # played weaker: under the new table, less strength
+    (second / "elo-1600.strength").write_text("1450.0\n")
+    report(second, "full-2300.json", 2300, [2, 8, 20, 8, 2])
+    proc = run_script("calibrate.py", str(first), "--fit", "--also", str(second))
+    assert proc.returncode == 0, proc.stderr
+    assert re.search(r"^\| 1600 \(r1\) \| 1500 \| 12 56 12 \| 1600 ", proc.stdout, re.M), proc.stdout
+    assert re.search(r"^\| 1600 \(v1\) \| 1450 \| 4 56 20 \| 15\d\d ", proc.stdout, re.M), proc.stdout
+    assert re.search(r"^\| full \| 2000 \| 24 112 24 \| 2250 ", proc.stdout, re.M), proc.stdout
+    points = eval(re.search(r"^CALIBRATION = (\(.*\))  \(was", proc.stdout, re.M).group(1))
+    assert (1600, 1500) in points and points[-1] == (2250, 2000) and any(strength == 1450 for _, strength in points)
+    proc = run_script("calibrate.py", str(first), "--fit", "--also", str(tmp_path / "nowhere"))
+    assert proc.returncode == 1 and "no such folder" in proc.stderr
+
+
 def test_calibrate_full_strength_rates_each_level_and_all_together(tmp_path: Path) -> None:
     # Garfish itself stands in for Stockfish; two levels, then the combined rating of both.
     args = ("--elos", "1400,1700", "--games", "2", "--tc", "2+0.05", "--stockfish", " ".join(ENGINE_CMD),

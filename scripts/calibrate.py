@@ -25,8 +25,8 @@ alone implies, and a last row the rating from all levels together (`garfish rati
 refits UCI_Elo from the reports in OUT_DIR, and in each --also folder (no games played): a
 folder is a table's round (a setting's name means another strength under another table, so each
 folder's settings are points of their own, and the full engine's reports of all folders are
-pooled); a check played with a fitted table is data for the next fit too. each setting's measured rating
-against the strength it played at (engine/search/skill.py's knob; calibrate.py writes it beside
+pooled; a check played with a fitted table is data for the next fit too). Each setting's measured
+rating against the strength it played at (engine/search/skill.py's knob; calibrate.py writes it beside
 each report when it plays, OUT_DIR/elo-E.strength), made to rise with the strength (a weighted
 pool-adjacent-violators fit, each setting weighted by its games), the full engine's rating from
 the full-*.json reports at the top (STRENGTH_FULL), and ELO_MIN (Stockfish's floor, 1350) at the

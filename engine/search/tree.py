@@ -872,9 +872,7 @@ def negamax(w, depth, alpha, beta, ply, pv_node, null_ok, barrier, excluded):
             return alpha
 
     # Step 3. Transposition table: a cut-off outside PV nodes, else a move to try first.
-    entry = probe_kernel(tt_keys, tt_data, key)
-    if excluded >= 0:
-        entry = ZERO
+    entry = probe_kernel(tt_keys, tt_data, key) if excluded < 0 else ZERO  # a singular test uses none
     tt_code, tt_score, tt_depth, tt_bound = entry_fields(entry)
     if entry and not pv_node and tt_depth >= depth:
         tt_score = value_from_tt(tt_score, ply)

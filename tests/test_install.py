@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -97,3 +98,39 @@ def test_editable_install_runs_the_checkout_sources() -> None:
     assert Path(garfish.engine.search.driver.__file__).resolve() == ROOT / "engine" / "search" / "driver.py"
     assert Path(garfish.uci.protocol.__file__).resolve() == ROOT / "uci" / "protocol.py"
     assert Path(garfish.perft.core.__file__).resolve() == ROOT / "perft" / "core.py"
+
+
+def _launch(root: Path, venv_dir: Path, log: Path) -> list[str]:
+    """Run the launcher in `root` with a stand-in Python that logs its arguments; the lines it logged."""
+    log.write_text("")
+    subprocess.run([str(root / "garfish"), "--version"], check=True, timeout=60, capture_output=True,
+                   env={"PATH": "/usr/bin:/bin", "PYTHON": str(venv_dir / "bin" / "python"),
+                        "GARFISH_VENV": str(venv_dir)})
+    return log.read_text().splitlines()
+
+
+def test_the_launcher_reinstalls_when_the_version_changes(tmp_path: Path) -> None:
+    """A `git pull` that brings a new version (uci/__init__.py) or new dependencies (pyproject.toml)
+    reinstalls, so that the installed metadata says the version the engine reports; otherwise it
+    starts the engine at once."""
+    root = tmp_path / "checkout"
+    (root / "uci").mkdir(parents=True)
+    shutil.copy(ROOT / "garfish", root / "garfish")
+    (root / "pyproject.toml").write_text("")
+    (root / "uci" / "__init__.py").write_text('__version__ = "0"\n')
+    venv_dir, log = tmp_path / "venv", tmp_path / "calls.log"
+    (venv_dir / "bin").mkdir(parents=True)
+    python = venv_dir / "bin" / "python"
+    python.write_text(f'#!/bin/sh\necho "$*" >> {log}\n')
+    python.chmod(0o755)
+
+    first = _launch(root, venv_dir, log)
+    assert any("pip install" in line for line in first) and first[-1].endswith("garfish.cli --version")
+    assert _launch(root, venv_dir, log) == ["-P -m garfish.cli --version"]  # installed: straight to the engine
+    stamp = (venv_dir / ".garfish-installed").stat().st_mtime_ns
+    for changed in ("uci/__init__.py", "pyproject.toml"):
+        path = root / changed
+        os.utime(path, ns=(stamp + 10**9, stamp + 10**9))  # newer than the stamp, as a pull leaves it
+        calls = _launch(root, venv_dir, log)
+        assert any("pip install" in line for line in calls), changed
+        stamp = (venv_dir / ".garfish-installed").stat().st_mtime_ns

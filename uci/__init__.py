@@ -2,4 +2,4 @@
 
 # Garfish's version, written here only: pyproject.toml reads it for the package metadata, and the
 # `id name` line and `garfish --version` print it.
-__version__ = "0.2.0"
+__version__ = "0.3.0"

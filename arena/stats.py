@@ -133,10 +133,10 @@ def elo_interval(counts: Sequence[int], confidence: float = DEFAULT_CONFIDENCE) 
 def why_no_interval(samples: float, mean: float, variance: float, margin: float, pairs: bool) -> Optional[str]:
     """Why the interval mean +- margin says nothing yet (a 0% or 100% score, a single sample or no spread, an end
     at a 0% or 100% score, where Elo is infinite); None when it does."""
-    if mean <= 0.0:
-        return "all games lost"
+    if mean <= 0.0:  # of pairs: every finished pair lost, though a game of an unfinished one may be won
+        return "every pair lost" if pairs else "all games lost"
     if mean >= 1.0:
-        return "all games won"
+        return "every pair won" if pairs else "all games won"
     if samples < 2:
         return "too few games"
     if variance <= 0.0:

@@ -133,7 +133,8 @@ def test_all_wins_gives_infinite_elo() -> None:
 
 @pytest.mark.parametrize("estimate, why", [
     (stats.trinomial_elo(0, 0, 1), "all games lost"),
-    (stats.pentanomial_elo([0, 0, 0, 0, 3]), "all games won"),
+    (stats.pentanomial_elo([0, 0, 0, 0, 3]), "every pair won"),
+    (stats.pentanomial_elo([3, 0, 0, 0, 0]), "every pair lost"),
     (stats.pentanomial_elo([0, 1, 0, 0, 0]), "too few games"),  # one pair, L and D: -190.8 +/- 0.0 before
     (stats.trinomial_elo(0, 4, 0), "all games drawn"),
     (stats.pentanomial_elo([0, 0, 3, 0, 0]), "every pair scored the same"),

@@ -73,8 +73,8 @@ TOP_PER_DOUBLING = 20         # ... every this much strength
 SKILL_LEVEL_MAX = 20          # Skill Level: 0 to 20, 20 the full engine (Stockfish's range)
 
 # BEGIN CALIBRATION (scripts/calibrate.py --fit rewrites this block)
-CALIBRATED = '2026-11-29: 14 settings, 800 games, r1+v1 (scripts/calibrate.py --fit)'
-CALIBRATION = ((1350, 1313), (1400, 1335), (1571, 1408), (1647, 1473), (1748, 1537), (1898, 1615), (1935, 1762), (2016, 1866), (2118, 1924), (2211, 1954), (2330, 2000))  # (rating on Stockfish 15.1's UCI_Elo scale, strength)
+CALIBRATED = '2026-11-29: 19 settings, 1200 games, r1+v1+v2 (scripts/calibrate.py --fit)'
+CALIBRATION = ((1350, 1286), (1433, 1326), (1576, 1395), (1647, 1473), (1720, 1493), (1742, 1582), (1866, 1585), (1898, 1615), (1935, 1762), (2002, 1838), (2007, 1909), (2118, 1924), (2211, 1954), (2330, 2000))  # (rating on Stockfish 15.1's UCI_Elo scale, strength)
 # END CALIBRATION
 
 ELO_MIN = CALIBRATION[0][0]   # the UCI_Elo range: Stockfish 15.1's floor ...

@@ -396,3 +396,41 @@ def test_recipes_trains_each_recipe_once_and_tabulates_its_losses(tmp_path: Path
     summary = run_script("recipes.py", "--out", str(out), "--summary", *recipes)
     assert summary.returncode == 0 and rows[1] in summary.stdout.splitlines()
     assert any(line.startswith("| small |") for line in summary.stdout.splitlines())
+
+
+def test_fresh_clone_reads_pytests_counts(monkeypatch: pytest.MonkeyPatch) -> None:
+    fresh_clone = load_script("fresh_clone.py", monkeypatch)
+    full = "tests/test_zobrist.py ....  [100%]\n===== 762 passed, 112 skipped in 885.31s (0:14:45) =====\n"
+    assert fresh_clone.summary_counts(full) == {"passed": 762, "skipped": 112}
+    quiet = "FAILED tests/test_a.py::test_b - assert 1 == 2\n1 failed, 847 passed, 26 skipped, 2 errors in 12.50s\n"
+    assert fresh_clone.summary_counts(quiet) == {"failed": 1, "passed": 847, "skipped": 26, "errors": 2}
+    assert fresh_clone.summary_counts("ImportError while loading conftest\n") is None
+
+
+def test_fresh_clone_clones_a_commit_with_or_without_shared_data(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    fresh_clone = load_script("fresh_clone.py", monkeypatch)
+    source = tmp_path / "source"
+    source.mkdir()
+    git = ["git", "-C", str(source), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "init", "--quiet", str(source)], check=True)
+    (source / "garfish").write_text("first\n")
+    subprocess.run([*git, "add", "garfish"], check=True)
+    subprocess.run([*git, "commit", "--quiet", "-m", "first"], check=True)
+    first = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    (source / "garfish").write_text("second\n")
+    subprocess.run([*git, "commit", "--quiet", "-am", "second"], check=True)
+    shared = tmp_path / "shared"
+    (shared / "data").mkdir(parents=True)
+    (tmp_path / "with").mkdir()
+    clone = fresh_clone.make_clone(source, tmp_path / "with", first, shared)
+    assert (clone / "garfish").read_text() == "first\n"
+    assert (clone.parent / "shared" / "data").is_dir()
+    (tmp_path / "without").mkdir()
+    clone = fresh_clone.make_clone(source, tmp_path / "without", None, None)
+    assert (clone / "garfish").read_text() == "second\n"
+    assert not (clone.parent / "shared").exists()
+    monkeypatch.setenv("GARFISH_VENV", "/elsewhere/venv")
+    monkeypatch.setenv("NUMBA_CACHE_DIR", "/elsewhere/cache")
+    env = fresh_clone.user_env()
+    assert "GARFISH_VENV" not in env and "NUMBA_CACHE_DIR" not in env and env["PATH"] == os.environ["PATH"]

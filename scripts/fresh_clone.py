@@ -1,0 +1,133 @@
+"""The README's two commands on a fresh clone, as a new user meets them: `./garfish`, then `./garfish test`.
+
+    python scripts/fresh_clone.py [--shared] [--commit REV] [--keep DIR] [-- PYTEST_ARGS ...]
+
+Clones this checkout (its HEAD, or REV) into a new folder, with nothing of this machine's set-up:
+the launcher makes its own .venv there, the Numba cache is the clone's own and the GARFISH_*
+variables are unset. With --shared, the clone's ../shared is a link to the shared data beside
+this checkout (as in CI); without, the clone has none (as in a user's clone). Then it starts
+`./garfish` (the first start sets up), sends `uci`, `isready`, `position startpos`, `go nodes 2000`,
+waits for `bestmove` and sends `quit`; then runs `./garfish test` (PYTEST_ARGS, if given, after
+`test`). Prints the seconds each took, the move, and the test run's summary line with its counts;
+exits with the test run's exit status (1 when the engine gave no move). The folder is removed at
+the end unless --keep names it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Optional
+
+ROOT = Path(__file__).resolve().parent.parent
+UCI_SCRIPT = ("uci", "isready", "position startpos", "go nodes 2000")
+SET_UP_TIMEOUT = 1800.0  # seconds for the first start (a fresh venv: pip, then every kernel compiled)
+# The environment a user's shell has: none of ours, which point at this machine's venv, cache or data.
+CLEARED = ("GARFISH_DATA", "GARFISH_REQUIRE_DATA", "GARFISH_REQUIRE_EXTRAS", "GARFISH_VENV", "NUMBA_CACHE_DIR")
+# pytest's summary line, "=== 762 passed, 112 skipped in 885.31s (0:14:45) ===" (without the = under -q)
+SUMMARY = re.compile(r"^=*\s*((?:\d+ \w+(?:, )?)+) in [\d.]+s", re.MULTILINE)
+
+
+def summary_counts(output: str) -> Optional[dict[str, int]]:
+    """The counts of pytest's last summary line in `output` ({"passed": 762, "skipped": 112, ...}), None if none."""
+    lines = SUMMARY.findall(output)
+    if not lines:
+        return None
+    return {word: int(number) for number, word in re.findall(r"(\d+) (\w+)", lines[-1])}
+
+
+def make_clone(source: Path, folder: Path, commit: Optional[str], shared: Optional[Path]) -> Path:
+    """Clone `source` into folder/p (checked out at `commit` if given), with folder/shared linked to `shared`."""
+    clone = folder / "p"
+    subprocess.run(["git", "clone", "--quiet", str(source), str(clone)], check=True)
+    if commit:
+        subprocess.run(["git", "-C", str(clone), "checkout", "--quiet", commit], check=True)
+    if shared is not None:
+        (folder / "shared").symlink_to(shared.resolve(), target_is_directory=True)
+    return clone
+
+
+def user_env() -> dict[str, str]:
+    """This process's environment less the variables a user's shell would not have."""
+    return {key: value for key, value in os.environ.items() if key not in CLEARED}
+
+
+def first_start(clone: Path, env: dict[str, str]) -> tuple[float, Optional[str], str]:
+    """Start ./garfish in `clone`, send UCI_SCRIPT and wait for bestmove: (seconds, the move or None, stderr's tail)."""
+    start = time.monotonic()
+    with tempfile.TemporaryFile() as errors:
+        engine = subprocess.Popen(["./garfish"], cwd=clone, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=errors, text=True)
+        assert engine.stdin is not None and engine.stdout is not None
+        move = None
+        watchdog = threading.Timer(SET_UP_TIMEOUT, engine.kill)  # a hang ends the read below
+        watchdog.start()
+        try:
+            engine.stdin.write("\n".join(UCI_SCRIPT) + "\n")
+            engine.stdin.flush()
+            for line in engine.stdout:  # ends when the engine exits, or the watchdog kills it
+                if line.startswith("bestmove"):
+                    move = line.split()[1]
+                    break
+            engine.stdin.write("quit\n")
+            engine.stdin.close()
+            engine.wait(timeout=SET_UP_TIMEOUT)
+        except (BrokenPipeError, subprocess.TimeoutExpired):
+            engine.kill()
+            engine.wait()
+        finally:
+            watchdog.cancel()
+        errors.seek(0)
+        tail = errors.read().decode(errors="replace")[-2000:]
+    return time.monotonic() - start, move, tail
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shared", action="store_true", help="link the clone's ../shared to this checkout's")
+    parser.add_argument("--commit", help="check this revision out in the clone (default: HEAD)")
+    parser.add_argument("--keep", type=Path, help="make the clone in this new folder and keep it")
+    parser.add_argument("pytest_args", nargs="*", help="after --: the arguments for ./garfish test")
+    args = parser.parse_args()
+    shared = ROOT.parent / "shared"
+    if args.shared and not (shared / "data").is_dir():
+        parser.error(f"--shared: no shared data at {shared / 'data'}")
+    folder = args.keep or Path(tempfile.mkdtemp(prefix="garfish-fresh-clone-"))
+    folder.mkdir(parents=True, exist_ok=args.keep is None)
+    try:
+        clone = make_clone(ROOT, folder, args.commit, shared if args.shared else None)
+        revision = subprocess.run(["git", "-C", str(clone), "rev-parse", "--short", "HEAD"], capture_output=True,
+                                  text=True, check=True).stdout.strip()
+        print(f"fresh clone of {revision} in {clone}, {'with' if args.shared else 'without'} ../shared", flush=True)
+        env = user_env()
+        seconds, move, errors = first_start(clone, env)
+        print(f"./garfish: {seconds:.0f} s (set-up included), bestmove {move}", flush=True)
+        if move is None:
+            print(f"no bestmove; the engine's stderr ends:\n{errors}", file=sys.stderr)
+            return 1
+        start = time.monotonic()
+        test = subprocess.run(["./garfish", "test", *args.pytest_args], cwd=clone, env=env, capture_output=True,
+                              text=True)
+        seconds = time.monotonic() - start
+        output = test.stdout + test.stderr
+        counts = summary_counts(output)
+        if counts is None:
+            print(output[-4000:], file=sys.stderr)
+        failures = [line for line in output.splitlines() if line.startswith(("FAILED ", "ERROR "))]
+        print("\n".join(failures + [f"./garfish test: {seconds:.0f} s, exit status {test.returncode}, {counts}"]))
+        return test.returncode
+    finally:
+        if args.keep is None:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -100,8 +100,10 @@ def main() -> int:
     shared = ROOT.parent / "shared"
     if args.shared and not (shared / "data").is_dir():
         parser.error(f"--shared: no shared data at {shared / 'data'}")
+    if args.keep is not None and args.keep.exists():
+        parser.error(f"--keep: {args.keep} exists; name a new folder")
     folder = args.keep or Path(tempfile.mkdtemp(prefix="garfish-fresh-clone-"))
-    folder.mkdir(parents=True, exist_ok=args.keep is None)
+    folder.mkdir(parents=True, exist_ok=True)
     try:
         clone = make_clone(ROOT, folder, args.commit, shared if args.shared else None)
         revision = subprocess.run(["git", "-C", str(clone), "rev-parse", "--short", "HEAD"], capture_output=True,

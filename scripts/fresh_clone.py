@@ -6,8 +6,8 @@ Clones this checkout (its HEAD, or REV) into a new folder, with nothing of this 
 the launcher makes its own .venv there, the Numba cache is the clone's own and the GARFISH_*
 variables are unset. With --shared, the clone's ../shared is a link to the shared data beside
 this checkout (as in CI); without, the clone has none (as in a user's clone). Then it starts
-`./garfish` (the first start sets up), sends `uci`, `isready`, `position startpos`, `go nodes 2000`,
-waits for `bestmove` and sends `quit`; then runs `./garfish test` (PYTEST_ARGS, if given, after
+`./garfish` through python-chess (the first start sets up), asks for a move from the start
+position (`go nodes 2000`) and quits; then runs `./garfish test` (PYTEST_ARGS, if given, after
 `test`). Prints the seconds each took, the move, and the test run's summary line with its counts;
 exits with the test run's exit status (1 when the engine gave no move). The folder is removed at
 the end unless --keep names it.
@@ -22,16 +22,16 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Optional
 
+import chess
+import chess.engine
+
 ROOT = Path(__file__).resolve().parent.parent
-UCI_SCRIPT = ("uci", "isready", "position startpos", "go nodes 2000")
+NODES = 2000  # the first move's search
 SET_UP_TIMEOUT = 1800.0  # seconds for the first start (a fresh venv: pip, then every kernel compiled)
-# The environment a user's shell has: none of ours, which point at this machine's venv, cache or data.
-CLEARED = ("GARFISH_DATA", "GARFISH_REQUIRE_DATA", "GARFISH_REQUIRE_EXTRAS", "GARFISH_VENV", "NUMBA_CACHE_DIR")
 # pytest's summary line, "=== 762 passed, 112 skipped in 885.31s (0:14:45) ===" (without the = under -q)
 SUMMARY = re.compile(r"^=*\s*((?:\d+ \w+(?:, )?)+) in [\d.]+s", re.MULTILINE)
 
@@ -56,38 +56,27 @@ def make_clone(source: Path, folder: Path, commit: Optional[str], shared: Option
 
 
 def user_env() -> dict[str, str]:
-    """This process's environment less the variables a user's shell would not have."""
-    return {key: value for key, value in os.environ.items() if key not in CLEARED}
+    """This process's environment as a user's shell has it: without our GARFISH_* variables or NUMBA_CACHE_DIR, which
+    point at this machine's venv, data or cache."""
+    return {key: value for key, value in os.environ.items()
+            if not key.startswith("GARFISH_") and key != "NUMBA_CACHE_DIR"}
 
 
 def first_start(clone: Path, env: dict[str, str]) -> tuple[float, Optional[str], str]:
-    """Start ./garfish in `clone`, send UCI_SCRIPT and wait for bestmove: (seconds, the move or None, stderr's tail)."""
+    """Start ./garfish in `clone` through python-chess, ask for a move (`go nodes 2000` from the start) and quit:
+    (seconds, the move or None, the engine's stderr's tail)."""
     start = time.monotonic()
+    move = None
     with tempfile.TemporaryFile() as errors:
-        engine = subprocess.Popen(["./garfish"], cwd=clone, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=errors, text=True)
-        assert engine.stdin is not None and engine.stdout is not None
-        move = None
-        watchdog = threading.Timer(SET_UP_TIMEOUT, engine.kill)  # a hang ends the read below
-        watchdog.start()
-        try:
-            engine.stdin.write("\n".join(UCI_SCRIPT) + "\n")
-            engine.stdin.flush()
-            for line in engine.stdout:  # ends when the engine exits, or the watchdog kills it
-                if line.startswith("bestmove"):
-                    move = line.split()[1]
-                    break
-            engine.stdin.write("quit\n")
-            engine.stdin.close()
-            engine.wait(timeout=SET_UP_TIMEOUT)
-        except (BrokenPipeError, subprocess.TimeoutExpired):
-            engine.kill()
-            engine.wait()
-        finally:
-            watchdog.cancel()
+        try:  # the first start sets up before it answers `uci`: the timeout covers the set-up
+            with chess.engine.SimpleEngine.popen_uci(["./garfish"], timeout=SET_UP_TIMEOUT, cwd=clone, env=env,
+                                                     stderr=errors) as engine:
+                move = engine.play(chess.Board(), chess.engine.Limit(nodes=NODES)).move
+        except (chess.engine.EngineError, chess.engine.EngineTerminatedError, OSError) as exc:  # OSError: a timeout too
+            errors.write(f"\n{type(exc).__name__}: {exc}\n".encode())
         errors.seek(0)
         tail = errors.read().decode(errors="replace")[-2000:]
-    return time.monotonic() - start, move, tail
+    return time.monotonic() - start, None if move is None else move.uci(), tail
 
 
 def main() -> int:

@@ -1,8 +1,11 @@
-"""Drive one UCI engine process through python-chess: start, configure, new game, timed move, restart, kill.
+"""Drive one engine process through python-chess: start, configure, new game, timed move, restart, kill.
 
-Shared by `garfish epd` and `garfish match`. Every engine runs in its own process group
+Shared by `garfish epd` and `garfish match`. An engine speaks UCI or, with protocol "xboard",
+XBoard/CECP (python-chess's `chess.engine` speaks both). Every engine runs in its own process group
 (so a wrapper script and its children can be killed together, and Ctrl-C in the terminal
-reaches only the tool, which then shuts the engines down itself).
+reaches only the tool, which then shuts the engines down itself), and with `cpus` on those
+processors only (os.sched_setaffinity before the engine's program starts, so its threads and
+children inherit it).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Mapping, Optional, Union
+from typing import Callable, Mapping, Optional, Union
 
 import chess
 import chess.engine
@@ -36,6 +39,7 @@ TRUE_WORDS = ("true", "1", "yes", "on")
 FALSE_WORDS = ("false", "0", "no", "off")
 QUOTED = re.compile(r"'([^']*)'")
 CHESS960_OPTION = "UCI_Chess960"
+PROTOCOLS = ("uci", "xboard")
 
 ConfigValue = Union[str, int, bool, None]
 
@@ -65,6 +69,8 @@ class EngineSpec:
     show_stderr: bool = False
     start_timeout: float = START_TIMEOUT
     ponder: bool = False  # think on the opponent's time: `go ponder` on the expected reply after each move
+    protocol: str = "uci"  # or "xboard" (XBoard/CECP version 2)
+    cpus: Optional[tuple[int, ...]] = None  # the processors the engine may run on (None: any)
 
 
 @dataclass
@@ -156,9 +162,12 @@ class EngineProcess:
         """Start the process, wait for uciok, set the options, wait for readyok."""
         stderr = None if self.spec.show_stderr else subprocess.DEVNULL
         command = " ".join(shlex.quote(arg) for arg in self.spec.argv)
+        popen = (chess.engine.SimpleEngine.popen_xboard if self.spec.protocol == "xboard"
+                 else chess.engine.SimpleEngine.popen_uci)
+        pin = None if self.spec.cpus is None else pin_to(self.spec.cpus)
         try:
-            self.engine = chess.engine.SimpleEngine.popen_uci(
-                self.spec.argv, timeout=self.spec.start_timeout, setpgrp=True, stderr=stderr)
+            self.engine = popen(self.spec.argv, timeout=self.spec.start_timeout, setpgrp=True, stderr=stderr,
+                                preexec_fn=pin)
         except (OSError, chess.engine.EngineError, chess.engine.EngineTerminatedError, TimeoutError,
                 concurrent.futures.TimeoutError) as exc:
             raise EngineStartError(f"cannot start engine '{command}': {describe_exception(exc)}") from None
@@ -229,8 +238,16 @@ class EngineProcess:
             raise MoveError("crash", "the engine is not running", 0.0)
         self.stop_pondering()  # never ucinewgame during a search
         protocol = engine.protocol
+        if isinstance(protocol, chess.engine.XBoardProtocol):
+            # python-chess sends `new` (and the position) itself when play() names another game
+            try:
+                engine.ping()
+            except (chess.engine.EngineError, chess.engine.EngineTerminatedError, TimeoutError,
+                    concurrent.futures.TimeoutError) as exc:
+                raise MoveError("crash", f"no answer to ping: {describe_exception(exc)}", 0.0) from None
+            return
         if not isinstance(protocol, chess.engine.UciProtocol):
-            raise MoveError("crash", "not a UCI engine", 0.0)
+            raise MoveError("crash", "neither a UCI nor an XBoard engine", 0.0)
 
         def send() -> None:
             """Runs in python-chess's event loop thread."""
@@ -346,6 +363,37 @@ class EngineProcess:
         if not self.alive() or "died" in text or "dead" in text:
             return MoveError("crash", text or "the engine died", elapsed)
         return MoveError("crash", f"protocol error: {describe_exception(exc)}", elapsed)
+
+
+def pin_to(cpus: tuple[int, ...]) -> Callable[[], None]:
+    """A function that, run in the engine's process before its program starts, keeps it on these processors."""
+    chosen = set(cpus)
+
+    def pin() -> None:
+        os.sched_setaffinity(0, chosen)
+
+    return pin
+
+
+def parse_cpus(text: str) -> list[int]:
+    """'0,1' or '2-5' or '0,2-3' -> the processor numbers (ValueError when malformed or not this machine's)."""
+    cpus: list[int] = []
+    for part in text.split(","):
+        first, dash, last = part.strip().partition("-")
+        try:
+            numbers = range(int(first), int(last) + 1) if dash else range(int(first), int(first) + 1)
+        except ValueError:
+            raise ValueError(f"--pin takes processor numbers such as 0,1 or 0-3, not '{text}'") from None
+        if not numbers:
+            raise ValueError(f"--pin: empty range '{part}'")
+        cpus.extend(numbers)
+    allowed = os.sched_getaffinity(0)
+    missing = sorted(set(cpus) - allowed)
+    if missing:
+        raise ValueError(f"--pin: processor {missing[0]} is not one this process may use ({sorted(allowed)})")
+    if len(set(cpus)) != len(cpus):
+        raise ValueError(f"--pin names a processor twice: '{text}'")
+    return cpus
 
 
 def quiet_python_chess(verbose: bool) -> None:

@@ -122,6 +122,7 @@ class GameRecord:
     ponder: tuple[PonderStats, PonderStats] = field(default_factory=lambda: (PonderStats(), PonderStats()))
     clock_left: tuple[Optional[float], Optional[float]] = (None, None)  # engine 1's and 2's clock at the end
     """Seconds on each engine's clock when the game ended (None without a clock or after a forfeit)."""
+    pairing: int = 0  # in a gauntlet or round robin, the pairing of players that played it (GameTask.pairing)
 
     def engine1_points(self) -> float:
         """Points of engine 1 in this game."""
@@ -378,4 +379,4 @@ def make_record(task: GameTask, players: dict[chess.Color, EngineProcess], start
                       engine1_white=task.engine1_white, result=ending.result, termination=ending.termination,
                       reason=ending.reason, category=ending.category, forfeit_engine=forfeit_engine,
                       forfeit_kind=ending.forfeit_kind, plies=len(board.move_stack), seconds=seconds,
-                      pgn=str(game))
+                      pgn=str(game), pairing=task.pairing)

@@ -43,6 +43,16 @@ LLR leaves [ln(beta/(1-alpha)), ln((1-beta)/alpha)]. Games already running when 
 falls are finished and counted. With --sprt-play-on the match plays all --games and the report
 gives the first decision and the number of games it took, beside the final LLR.
 
+Gauntlets and round robins (--field FIELD, arena.field and arena.gauntlet): the engine of --engine
+plays every opponent of a field, or with --round-robin every player plays every other, each
+pairing --games games on the same openings with both colours; the report gives each pairing's
+W D L and pentanomial, the engine's rating fitted by maximum likelihood over all its games against
+the opponents' published ratings (arena.mlrating), and every player's rating from the games alone.
+
+Cores (--pin CPUS): slot i's engines run on processor CPUS[i] only (os.sched_setaffinity), so that
+with --concurrency 2 --pin 0,1 each game's two engines share one core of their own; keep other work
+off those cores while the games decide something.
+
 Resuming: with --pgnout GAMES.pgn the runner keeps a journal, GAMES.pgn.match (arena.journal); the
 same command with --resume continues an interrupted match (Ctrl-C, kill, a machine that stopped):
 the games the journal records count as played, the PGN is cut back to the last of them, and the
@@ -53,6 +63,7 @@ not); --concurrency may change, and without --seed the journal's is taken.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import queue
@@ -66,9 +77,9 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import chess
 
-from garfish.arena import journal, stats
-from garfish.arena.driver import (CHESS960_OPTION, DEFAULT_COMMAND, FALSE_WORDS, TRUE_WORDS, EngineProcess, EngineSpec,
-                                  EngineStartError, quiet_python_chess, split_command)
+from garfish.arena import field, gauntlet, journal, stats
+from garfish.arena.driver import (CHESS960_OPTION, DEFAULT_COMMAND, FALSE_WORDS, PROTOCOLS, TRUE_WORDS, EngineProcess,
+                                  EngineSpec, EngineStartError, parse_cpus, quiet_python_chess, split_command)
 from garfish.arena.game import DEFAULT_STALL_TIMEOUT, Adjudication, GameRecord, MatchAborted, TimeControl, play_game
 from garfish.arena.openings import GameTask, load_openings, make_tasks
 from garfish.arena.report import (MatchState, SprtConfig, check_matplotlib, game_line, plot_history, print_summary,
@@ -87,7 +98,7 @@ ENGINE_COUNT = 2
 ABORT_JOIN_SECONDS = 10.0  # how long an interrupted match waits for its slot threads
 TC_PATTERN = re.compile(r"^\s*(\d+(?:\.\d*)?)\s*(?:\+\s*(\d+(?:\.\d*)?))?\s*$")
 SPRT_KEYS = MappingProxyType({"elo0": 0.0, "elo1": 10.0, "alpha": 0.05, "beta": 0.05})
-ENGINE_KEYS = "keys: cmd, name, ponder, option.NAME"
+ENGINE_KEYS = "keys: cmd, name, proto, ponder, option.NAME"
 
 
 # --------------------------------------------------------------------------- configuration
@@ -103,6 +114,11 @@ class MatchConfig:
     sprt: Optional[SprtConfig]
     seed: Optional[int]
     event: str = "garfish match"
+    mode: str = "match"  # or a gauntlet.MODES: "gauntlet", "round robin"
+    pairings: list[tuple[int, int]] = dataclasses.field(default_factory=lambda: [(0, 1)])  # players by index
+    ratings: list[Optional[float]] = dataclasses.field(default_factory=list)  # published ratings (a field's)
+    sources: list[str] = dataclasses.field(default_factory=list)  # where each published rating comes from
+    cpus: Optional[list[int]] = None  # --pin: slot i's engines on processor cpus[i % len(cpus)]
 
 
 # --------------------------------------------------------------------------- parsing
@@ -122,6 +138,7 @@ def parse_engine(tokens: list[str], index: int) -> EngineSpec:
     argv: Optional[list[str]] = None
     name: Optional[str] = None
     ponder = False
+    protocol = "uci"
     options: dict[str, str] = {}
     for token in tokens:
         key, sep, value = token.partition("=")
@@ -131,6 +148,10 @@ def parse_engine(tokens: list[str], index: int) -> EngineSpec:
             argv = split_command(value)
         elif key == "name":
             name = value
+        elif key == "proto":
+            if value not in PROTOCOLS:
+                raise ValueError(f"--engine {index}: proto takes {' or '.join(PROTOCOLS)}, not '{value}'")
+            protocol = value
         elif key == "ponder":
             if value.lower() not in TRUE_WORDS + FALSE_WORDS:
                 raise ValueError(f"--engine {index}: ponder takes true or false, not '{value}'")
@@ -139,7 +160,10 @@ def parse_engine(tokens: list[str], index: int) -> EngineSpec:
             options[key[len("option."):]] = value
         else:
             raise ValueError(f"--engine {index}: unknown key '{key}' ({ENGINE_KEYS})")
-    return EngineSpec(argv=argv or list(DEFAULT_COMMAND), options=options, name=name, ponder=ponder)
+    if ponder and protocol != "uci":
+        raise ValueError(f"--engine {index}: ponder=true needs a UCI engine")
+    return EngineSpec(argv=argv or list(DEFAULT_COMMAND), options=options, name=name, ponder=ponder,
+                      protocol=protocol)
 
 
 def parse_sprt(tokens: list[str]) -> SprtConfig:
@@ -161,15 +185,17 @@ def parse_sprt(tokens: list[str]) -> SprtConfig:
 
 # --------------------------------------------------------------------------- the match
 def slot_worker(slot: int, engines: list[EngineProcess], tasks: "queue.Queue[GameTask]", config: MatchConfig,
-                state: MatchState, on_game: Callable[[GameRecord], None]) -> None:
-    """One concurrency slot: play games from the queue with its own engine pair until done or stopped."""
+                state: "MatchState | gauntlet.GauntletState", on_game: Callable[[GameRecord], None]) -> None:
+    """One concurrency slot: play games from the queue with its own engines (one a player) until done or
+    stopped."""
     while not state.stop.is_set():
         try:
             task = tasks.get_nowait()
         except queue.Empty:
             return
+        players = engines if config.mode == "match" else [engines[player] for player in config.pairings[task.pairing]]
         try:
-            record = play_game(task, engines, config.tc, config.adjudication, config.event, state.abort)
+            record = play_game(task, players, config.tc, config.adjudication, config.event, state.abort)
         except MatchAborted:
             return
         except EngineStartError as exc:
@@ -184,17 +210,26 @@ def slot_worker(slot: int, engines: list[EngineProcess], tasks: "queue.Queue[Gam
         on_game(record)
 
 
-def start_engines(specs: list[EngineSpec], slots: int) -> list[list[EngineProcess]]:
-    """Start `slots` pairs of engines in parallel; on any failure close the others and raise EngineStartError."""
+def slot_specs(specs: list[EngineSpec], slot: int, cpus: Optional[list[int]]) -> list[EngineSpec]:
+    """A slot's own copies of the engine specs, on processor cpus[slot] (cycling) when cores are pinned."""
+    if not cpus:
+        return [dataclasses.replace(spec) for spec in specs]
+    return [dataclasses.replace(spec, cpus=(cpus[slot % len(cpus)],)) for spec in specs]
+
+
+def start_engines(specs: list[EngineSpec], slots: int, cpus: Optional[list[int]] = None) -> list[list[EngineProcess]]:
+    """Start `slots` sets of engines (one a player) in parallel; on any failure close the others and raise
+    EngineStartError."""
     started: list[list[Optional[EngineProcess]]] = [[None] * len(specs) for _ in range(slots)]
     errors: list[str] = []
+    copies = [slot_specs(specs, slot, cpus) for slot in range(slots)]
 
     def start(slot: int, index: int) -> None:
         """Start one engine (thread body)."""
         try:
-            started[slot][index] = EngineProcess(specs[index])
+            started[slot][index] = EngineProcess(copies[slot][index])
         except EngineStartError as exc:
-            errors.append(f"engine {index + 1}: {exc}")
+            errors.append(f"engine {index + 1} ({specs[index].name or specs[index].argv[0]}): {exc}")
 
     threads = [threading.Thread(target=start, args=(slot, index), daemon=True)
                for slot in range(slots) for index in range(len(specs))]
@@ -223,15 +258,23 @@ def check_chess960(engines: list[tuple[str, bool]], tasks: list[GameTask]) -> No
 
 
 def distinct_names(names: list[str]) -> list[str]:
-    """The two engines' display names, the second getting ' 2' when they are equal."""
-    return [names[0], f"{names[1]} 2"] if names[0] == names[1] else list(names)
+    """The players' display names, a name already taken getting ' 2' (' 3', ...) after it."""
+    distinct: list[str] = []
+    for name in names:
+        number, chosen = 1, name
+        while chosen in distinct:
+            number += 1
+            chosen = f"{name} {number}"
+        distinct.append(chosen)
+    return distinct
 
 
 class GameSink:
     """Counts and prints each finished game as it comes, and writes the PGN in game order (a game waits
     for the ones before it), so the file's order does not depend on which game finished first."""
 
-    def __init__(self, state: MatchState, bar: "tqdm", files: journal.GameFiles, numbers: list[int]) -> None:
+    def __init__(self, state: "MatchState | gauntlet.GauntletState", bar: "tqdm", files: journal.GameFiles,
+                 numbers: list[int]) -> None:
         """Games will come with these numbers."""
         self.state = state
         self.bar = bar
@@ -245,7 +288,8 @@ class GameSink:
         state = self.state
         with state.lock:
             state.add(record)
-            line = game_line(record, state)
+            line = (gauntlet.gauntlet_line(record, state) if isinstance(state, gauntlet.GauntletState)
+                    else game_line(record, state))
             self.bar.update(1)
             self.bar.write(line, file=sys.stdout)
             sys.stdout.flush()
@@ -265,31 +309,52 @@ class GameSink:
         self.files.write(record)
 
 
-def announce(state: MatchState, tasks: list[GameTask], config: MatchConfig, where: str,
+def announce(state: "MatchState | gauntlet.GauntletState", tasks: list[GameTask], config: MatchConfig, where: str,
              out: Callable[[str], None]) -> None:
     """The match's first line."""
-    extras = "".join(f", {name} ponders" for name, ponder in zip(state.names, state.ponder) if ponder)
+    ponders = [spec.ponder for spec in config.engines]
+    extras = "".join(f", {name} ponders" for name, ponder in zip(state.names, ponders) if ponder)
+    if config.cpus:
+        extras += f", engines pinned to processors {','.join(map(str, config.cpus))}"
     if any(task.chess960 for task in tasks):
         extras += ", Chess960"
     if state.records:
         extras += f", resumed after {len(state.records)} games"
-    out(f"{PROG}: {state.names[0]} vs {state.names[1]}, {state.total} games, {config.tc.describe()}, "
-        f"{where}, seed {config.seed}{extras}")
+    if config.mode == "gauntlet":
+        who = f"{state.names[0]} against a field of {len(state.names) - 1} ({', '.join(state.names[1:])})"
+    elif config.mode == "round robin":
+        who = f"a round robin of {len(state.names)} ({', '.join(state.names)})"
+    else:
+        who = f"{state.names[0]} vs {state.names[1]}"
+    per = f" ({config.games} a pairing)" if config.mode != "match" else ""
+    out(f"{PROG}: {who}, {state.total} games{per}, {config.tc.describe()}, {where}, seed {config.seed}{extras}")
 
 
-def new_state(config: MatchConfig, names: list[str], total: int, played: list[GameRecord]) -> MatchState:
-    """The results of a match between engines with these display names, counting the games already played."""
-    state = MatchState(names=names, total=total, sprt_config=config.sprt,
-                       ponder=(config.engines[0].ponder, config.engines[1].ponder))
+def new_state(config: MatchConfig, names: list[str], total: int,
+              played: list[GameRecord]) -> "MatchState | gauntlet.GauntletState":
+    """The results of a match (gauntlet, round robin) between engines with these display names, counting the
+    games already played."""
+    state: MatchState | gauntlet.GauntletState
+    if config.mode != "match":
+        state = gauntlet.GauntletState(names=names, pairings=config.pairings, ratings=config.ratings, total=total,
+                                       mode=config.mode)
+    else:
+        state = MatchState(names=names, total=total, sprt_config=config.sprt,
+                           ponder=(config.engines[0].ponder, config.engines[1].ponder))
     for record in played:
         state.add(record)
     return state
 
 
-def played_names(played: list[GameRecord]) -> list[str]:
-    """The display names the engines had in these games (not empty)."""
-    first = played[0]
-    return [first.white, first.black] if first.engine1_white else [first.black, first.white]
+def played_names(played: list[GameRecord], config: MatchConfig) -> list[str]:
+    """The display names the players had in these games (not empty); a player whose games are not among them
+    keeps its spec's name."""
+    names = [spec.name or spec.argv[0] for spec in config.engines]
+    for record in played:
+        first, second = config.pairings[record.pairing]
+        names[first], names[second] = ((record.white, record.black) if record.engine1_white
+                                       else (record.black, record.white))
+    return names
 
 
 def progress_bar(total: int, done: int, progress: bool) -> "tqdm":
@@ -302,8 +367,10 @@ def progress_bar(total: int, done: int, progress: bool) -> "tqdm":
 
 def journal_settings(config: MatchConfig, openings: Optional[Path], chess960: bool) -> dict[str, Any]:
     """What decides a match's games, as its journal keeps it (ValueError when the openings cannot be read)."""
-    return {"engines": [{"argv": spec.argv, "options": spec.options, "name": spec.name, "ponder": spec.ponder}
-                        for spec in config.engines],
+    engines = [{"argv": spec.argv, "options": spec.options, "name": spec.name, "ponder": spec.ponder,
+                **({"protocol": spec.protocol} if spec.protocol != "uci" else {})} for spec in config.engines]
+    extra = {} if config.mode == "match" else {"mode": config.mode, "pairings": [list(p) for p in config.pairings]}
+    return {"engines": engines, **extra,
             "limits": asdict(config.tc), "games": config.games, "seed": config.seed, "chess960": chess960,
             "openings": None if openings is None else openings.name, "openings_sha256": journal.file_digest(openings),
             "adjudication": asdict(config.adjudication), "sprt": None if config.sprt is None else asdict(config.sprt),
@@ -317,13 +384,14 @@ def unplayed(tasks: list[GameTask], played: list[GameRecord]) -> list[GameTask]:
 
 
 def run_match(config: MatchConfig, tasks: list[GameTask], files: journal.GameFiles, progress: bool,
-              out: Callable[[str], None], played: Optional[list[GameRecord]] = None) -> MatchState:
+              out: Callable[[str], None], played: Optional[list[GameRecord]] = None
+              ) -> "MatchState | gauntlet.GauntletState":
     """Play all games but those already played (or until the SPRT decides); returns the final state (raises
     EngineStartError at start)."""
     played = played or []
     remaining = unplayed(tasks, played)
     slots = max(1, min(config.concurrency, len(remaining)))
-    pairs = start_engines(config.engines, slots)
+    pairs = start_engines(config.engines, slots, config.cpus)
     try:
         check_chess960([(engine.name, engine.supports(CHESS960_OPTION)) for engine in pairs[0]], tasks)
     except EngineStartError:
@@ -332,8 +400,11 @@ def run_match(config: MatchConfig, tasks: list[GameTask], files: journal.GameFil
                 engine.close()
         raise
     names = distinct_names([engine.name for engine in pairs[0]])
+    for slot_engines in pairs:
+        for engine, name in zip(slot_engines, names):
+            engine.spec.name = name  # each slot has its own specs: name every slot's engines
     for spec, name in zip(config.engines, names):
-        spec.name = name  # the specs are shared by all slots, so this names every slot's engines
+        spec.name = name
     state = new_state(config, names, len(tasks), played)
     queue_: "queue.Queue[GameTask]" = queue.Queue()
     for task in remaining:
@@ -368,7 +439,7 @@ def run_match(config: MatchConfig, tasks: list[GameTask], files: journal.GameFil
 
 def run_cluster_match(config: MatchConfig, tasks: list[GameTask], files: journal.GameFiles, progress: bool,
                       out: Callable[[str], None], address: str, verbose: bool = False,
-                      played: Optional[list[GameRecord]] = None) -> MatchState:
+                      played: Optional[list[GameRecord]] = None) -> "MatchState | gauntlet.GauntletState":
     """Play the match but the games already played on a Dask cluster, one task per opening pair (see
     garfish.arena.cluster); raises EngineStartError when the cluster cannot be used or the engines cannot
     start on the first worker asked."""
@@ -390,7 +461,8 @@ def run_cluster_match(config: MatchConfig, tasks: list[GameTask], files: journal
         bar = progress_bar(len(tasks), len(played), progress)
         sink = GameSink(state, bar, files, [task.number for task in remaining])
         announce(state, tasks, config, f"cluster {address} ({cluster.worker_threads(client)} worker threads)", out)
-        jobs = [(pair + 1, (specs, games, config.tc, config.adjudication, config.event))
+        jobs = [(pair + 1, ([specs[player] for player in config.pairings[games[0].pairing]], games, config.tc,
+                            config.adjudication, config.event))
                 for pair, games in sorted(pairs.items())]
         results = cluster.stream(client, cluster.play_pair, jobs, "opening pair")
         try:
@@ -416,14 +488,25 @@ def build_parser() -> argparse.ArgumentParser:
     """Command-line arguments of `garfish match`."""
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--engine", action="append", nargs="+", required=True, metavar="KEY=VALUE",
-                        help="an engine: cmd=CMD (shell-quoted; default Garfish) name=N ponder=true option.X=V; "
-                             "give it twice")
+    parser.add_argument("--engine", action="append", nargs="+", metavar="KEY=VALUE",
+                        help="an engine: cmd=CMD (shell-quoted; default Garfish) name=N proto=uci|xboard ponder=true "
+                             "option.X=V; give it twice (once with --field)")
+    parser.add_argument("--field", metavar="FILE",
+                        help="a gauntlet: the engine against every opponent of this field (a TOML file, or the name "
+                             f"of a field shipped with Garfish: {', '.join(field.shipped_fields()) or 'none'}); "
+                             "--games is then a pairing's")
+    parser.add_argument("--opponents", metavar="NAME,NAME",
+                        help="with --field: only these opponents of the field")
+    parser.add_argument("--round-robin", action="store_true",
+                        help="with --field: every player against every other (the engine of --engine too, if given)")
+    parser.add_argument("--pin", metavar="CPUS",
+                        help="run slot i's engines on processor CPUS[i] only, e.g. --concurrency 2 --pin 0,1")
     limit = parser.add_mutually_exclusive_group(required=True)
     limit.add_argument("--tc", metavar="BASE+INC", help="clock per side in seconds, e.g. 10+0.1")
     limit.add_argument("--movetime", type=float, metavar="MS", help="milliseconds per move")
     limit.add_argument("--nodes", type=int, metavar="N", help="nodes per move")
-    parser.add_argument("--games", type=int, required=True, metavar="N", help="number of games")
+    parser.add_argument("--games", type=int, required=True, metavar="N",
+                        help="number of games (with --field: of each pairing)")
     parser.add_argument("--openings", type=Path, metavar="FILE",
                         help="EPD/FEN lines or PGN games (final positions); default: the start position")
     parser.add_argument("--chess960", action="store_true",
@@ -466,9 +549,30 @@ def build_parser() -> argparse.ArgumentParser:
 
 def build_config(args: argparse.Namespace) -> MatchConfig:
     """MatchConfig from the arguments (ValueError with a message on bad values)."""
-    if len(args.engine) != ENGINE_COUNT:
-        raise ValueError(f"give --engine exactly twice (got {len(args.engine)})")
-    engines = [parse_engine(tokens, index + 1) for index, tokens in enumerate(args.engine)]
+    given = args.engine or []
+    mode = "match"
+    ratings: list[Optional[float]] = []
+    sources: list[str] = []
+    if args.field is None:
+        if args.opponents is not None or args.round_robin:
+            raise ValueError("--opponents and --round-robin need --field")
+        if len(given) != ENGINE_COUNT:
+            raise ValueError(f"give --engine exactly twice (got {len(given)})")
+        engines = [parse_engine(tokens, index + 1) for index, tokens in enumerate(given)]
+    else:
+        if len(given) > 1 or (not given and not args.round_robin):
+            raise ValueError(f"with --field give --engine once, the engine the field plays (got {len(given)}; "
+                             f"a round robin of the field alone takes none)")
+        if args.sprt is not None:
+            raise ValueError("--sprt decides a match between two engines, not a gauntlet (--field)")
+        opponents = field.choose(field.load_field(args.field), args.opponents)
+        engines = [parse_engine(tokens, 1) for tokens in given] + [opponent.spec for opponent in opponents]
+        ratings = [None] * len(given)
+        ratings += [opponent.rating for opponent in opponents]
+        sources = [""] * len(given) + [opponent.rating_source for opponent in opponents]
+        mode = "round robin" if args.round_robin else "gauntlet"
+        if len(engines) < 2:
+            raise ValueError("a round robin needs two players at least")
     for spec in engines:
         spec.show_stderr = args.show_stderr
         spec.ponder = spec.ponder or args.ponder
@@ -511,8 +615,17 @@ def build_config(args: argparse.Namespace) -> MatchConfig:
     sprt = parse_sprt(args.sprt) if args.sprt is not None else None
     if sprt is not None:
         sprt.play_on = args.sprt_play_on
-    return MatchConfig(engines=engines, tc=tc, games=args.games, concurrency=args.concurrency,
-                       adjudication=adjudication, sprt=sprt, seed=args.seed, event=args.event)
+    if args.plot is not None and mode != "match":
+        raise ValueError("--plot draws a match's Elo difference; a gauntlet's figures are in its report")
+    cpus = parse_cpus(args.pin) if args.pin is not None else None
+    if cpus is not None and args.cluster is not None:
+        raise ValueError("--pin places this machine's engines; a cluster's workers place their own")
+    config = MatchConfig(engines=engines, tc=tc, games=args.games, concurrency=args.concurrency,
+                         adjudication=adjudication, sprt=sprt, seed=args.seed, event=args.event, mode=mode,
+                         ratings=ratings, sources=sources, cpus=cpus)
+    if mode != "match":
+        config.pairings = gauntlet.pairings_for(mode, len(engines))
+    return config
 
 
 def main(argv: Optional[list[str]] = None) -> int:
@@ -546,7 +659,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     except ValueError as exc:
         warn(str(exc))
         return EXIT_USAGE
-    tasks = make_tasks(config.games, openings)
+    tasks = (make_tasks(config.games, openings) if config.mode == "match"
+             else gauntlet.make_tasks(config.pairings, config.games, openings))
     try:
         files, played = journal.open_files(args.pgnout, journal_settings(config, args.openings, args.chess960),
                                            args.resume)
@@ -558,7 +672,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         return EXIT_USAGE
     say = lambda line: print(line, flush=True)  # noqa: E731
     try:
-        state = new_state(config, played_names(played), len(tasks), played) if played else None
+        state = new_state(config, played_names(played, config), len(tasks), played) if played else None
         if state is not None and (len(played) == len(tasks) or state.stop.is_set()):
             say(f"{PROG}: nothing left to play: {len(played)} of {len(tasks)} games played"
                 + (", the SPRT has decided" if len(played) < len(tasks) else ""))
@@ -572,17 +686,22 @@ def main(argv: Optional[list[str]] = None) -> int:
         return EXIT_ENGINE
     finally:
         files.close()
-    print_summary(state, say)
+    if isinstance(state, gauntlet.GauntletState):
+        summary = gauntlet.gauntlet_summary(state, config.sources)
+        gauntlet.print_gauntlet_summary(summary, say)
+    else:
+        summary = summary_dict(state)
+        print_summary(state, say)
     if args.pgnout:
         print(f"PGN: {args.pgnout}")
     status = EXIT_ENGINE if state.errors else EXIT_OK
     if args.report:
         try:
-            args.report.write_text(json.dumps(summary_dict(state), indent=2) + "\n", encoding="utf-8")
+            args.report.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
         except OSError as exc:
             warn(f"cannot write '{args.report}': {exc.strerror or exc}")
             status = EXIT_USAGE
-    if args.plot:
+    if args.plot and isinstance(state, MatchState):
         try:
             plot_history(args.plot, state.history, state.names)
             print(f"Plot: {args.plot}")

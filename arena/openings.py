@@ -15,7 +15,8 @@ from garfish.arena.rules import game_outcome
 
 @dataclass
 class GameTask:
-    """One game to play: its number, pair, opening and which colour engine 1 has."""
+    """One game to play: its number, pair, opening, which colour engine 1 has and, in a gauntlet or round
+    robin, which pairing of players plays it (engine 1 is the pairing's first)."""
 
     number: int
     pair: int
@@ -23,6 +24,7 @@ class GameTask:
     fen: str
     chess960: bool
     engine1_white: bool
+    pairing: int = 0
 
 
 def board_from_line(text: str, chess960: bool) -> chess.Board:

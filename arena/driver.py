@@ -387,10 +387,10 @@ def parse_cpus(text: str) -> list[int]:
         if not numbers:
             raise ValueError(f"--pin: empty range '{part}'")
         cpus.extend(numbers)
-    allowed = os.sched_getaffinity(0)
-    missing = sorted(set(cpus) - allowed)
+    machine = os.cpu_count() or 1  # the machine's, not this process's own set: the runner may keep off the games' cores
+    missing = sorted(cpu for cpu in cpus if not 0 <= cpu < machine)
     if missing:
-        raise ValueError(f"--pin: processor {missing[0]} is not one this process may use ({sorted(allowed)})")
+        raise ValueError(f"--pin: processor {missing[0]} is not one of this machine's (0-{machine - 1})")
     if len(set(cpus)) != len(cpus):
         raise ValueError(f"--pin names a processor twice: '{text}'")
     return cpus

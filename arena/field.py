@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
+import chess.engine
+
 from garfish.arena.driver import PROTOCOLS, EngineSpec, split_command
 
 FIELDS_FOLDER = Path(__file__).resolve().parent / "fields"
@@ -92,6 +94,10 @@ def parse_engine(entry: Any, index: int) -> FieldEngine:
     for key in ("rating_source", "note"):
         if not isinstance(entry.get(key, ""), str):
             raise ValueError(f"{where}: '{key}' must be a string")
+    managed = sorted(key for key in options if str(key).lower() in chess.engine.MANAGED_OPTIONS)
+    if managed:
+        raise ValueError(f"{where}: option '{managed[0]}' is set by the match itself (python-chess manages "
+                         f"{', '.join(chess.engine.MANAGED_OPTIONS)}); leave it out")
     try:
         argv = split_command(command)
         texts = {str(key): option_text(value) for key, value in options.items()}

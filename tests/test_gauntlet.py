@@ -160,6 +160,7 @@ def test_the_shipped_field_lists_debians_engines_with_their_sources() -> None:
     ('[[engine]\nname = "A"\n', "not valid TOML"),
     ('title = "x"\n', "unknown table or key 'title'"),
     ('[[engine]]\nname = "A"\ncmd = "\'unclosed"\n', "engine 'A'"),
+    ('[[engine]]\nname = "A"\ncmd = "x"\noptions = { Ponder = false }\n', "option 'Ponder' is set by the match"),
 ])
 def test_a_bad_field_file_is_a_clear_error(tmp_path: Path, text: str, message: str) -> None:
     """Each mistake in a field file is named, with the engine it is in."""
@@ -319,7 +320,7 @@ def test_an_interrupted_gauntlet_resumes_where_it_stopped(tmp_path: Path, book: 
     (["--engine", "name=A", "--engine", "name=B", "--round-robin"], "need --field"),
     (["--field", "debian", "--engine", "name=A", "--opponents", "Nobody"], "no engine 'Nobody'"),
     (["--field", "/no/such/field.toml", "--engine", "name=A"], "no field file"),
-    (["--engine", "name=A", "--engine", "name=B", "--pin", "9999"], "is not one this process may use"),
+    (["--engine", "name=A", "--engine", "name=B", "--pin", "9999"], "is not one of this machine's"),
     (["--engine", "name=A", "--engine", "name=B", "--pin", "0,x"], "--pin takes processor numbers"),
     (["--engine", "name=A", "proto=winboard", "--engine", "name=B"], "proto takes uci or xboard"),
     (["--engine", "name=A", "proto=xboard", "ponder=true", "--engine", "name=B"], "ponder=true needs a UCI engine"),

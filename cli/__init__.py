@@ -34,7 +34,7 @@ COMMANDS = (
             "a match between two UCI engines: Elo, SPRT, forfeits"),
     Command("analyse", "garfish.arena.analyse:main", "GAMES.pgn ...",
             "annotate games: evaluations, mistakes, better lines"),
-    Command("rating", "garfish.arena.rating:main", "RATING=REPORT.json ...",
+    Command("rating", "garfish.arena.rating:main", "RATING=REPORT.json ... | --pgn GAMES.pgn --field F",
             "a rating from matches against rated opponents"),
     Command("wdl", "garfish.arena.wdlfit:main", "PGN ...", "fit the win/draw/loss model to an engine's games"),
     Command("datagen", "garfish.arena.datagen:main", "OUT ...", "training positions from an engine's self-play"),

@@ -42,3 +42,41 @@ def test_rating_command_rejects_a_file_that_is_not_a_report(tmp_path: Path,
     assert rating_main([f"1500={tmp_path / 'empty.json'}"]) == 2
     err = capsys.readouterr().err
     assert "is not JSON" in err and "no finished game pairs" in err
+
+
+def write_pgn(path: Path, results: list[tuple[str, str, str]]) -> Path:
+    """A PGN of games with only their players and results."""
+    text = "".join(f'[Event "t"]\n[White "{white}"]\n[Black "{black}"]\n[Result "{result}"]\n\n{result}\n\n'
+                   for white, black, result in results)
+    path.write_text(text)
+    return path
+
+
+def test_rating_from_pgn_games_holds_the_anchors_and_rates_the_rest(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """--pgn with --anchor: an engine that scores 75% against an anchor at 2000 (and 50% against another at
+    2200, in a second file) is rated between them with an interval; unfinished games are left out; the
+    anchors' lines say they are held."""
+    first = write_pgn(tmp_path / "a.pgn", [("E", "A", "1-0"), ("A", "E", "1/2-1/2"), ("E", "A", "1-0"),
+                                           ("A", "E", "1/2-1/2"), ("E", "A", "*")] * 10)
+    second = write_pgn(tmp_path / "b.pgn", [("E", "B", "1-0"), ("B", "E", "1-0"), ("E", "B", "1/2-1/2"),
+                                            ("B", "E", "1/2-1/2")] * 10)
+    assert rating_main(["--pgn", str(first), "--pgn", str(second), "--anchor", "A=2000", "--anchor", "B=2200"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("80 games, 3 players, 2 anchors")
+    line = next(line for line in out.splitlines() if line.startswith("E "))
+    rating = float(line.split()[3])
+    assert 2100 < rating < 2250
+    assert "[" in line and "..." not in line.split("  ")[3]
+    assert "2000 (anchor)" in out and "2200 (anchor)" in out
+
+
+def test_rating_from_pgn_needs_an_anchor(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Games whose players have no published rating: a clear error, exit status 2; so is a bad --anchor."""
+    games = write_pgn(tmp_path / "a.pgn", [("E", "A", "1-0")])
+    assert rating_main(["--pgn", str(games)]) == 2
+    assert "no player of these games has a published rating" in capsys.readouterr().err
+    assert rating_main(["--pgn", str(games), "--anchor", "A2000"]) == 2
+    assert "--anchor takes NAME=RATING" in capsys.readouterr().err
+    assert rating_main(["--pgn", str(tmp_path / "missing.pgn"), "--anchor", "A=2000"]) == 2
+    assert "cannot read" in capsys.readouterr().err

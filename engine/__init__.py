@@ -35,10 +35,11 @@ _LOCATIONS = {
 }
 
 # The modules of 0.2.0's flat engine/ and where they live now (0.3.0 put engine/ in parts): importing
-# an old name still works, with a DeprecationWarning, until 0.4.0.
+# an old name still works, with a DeprecationWarning, until 0.4.0 (tests/test_imports.py imports each).
+# 0.2.0's engine/board.py (now board/searchboard.py) is not among them: the name is the board/ package's.
 MOVED = {
     "bits": "board.bits", "moves": "board.moves", "zobrist": "board.zobrist", "flags": "board.flags",
-    "checks": "board.checks", "see": "board.see", "captures": "board.captures", "board": "board.searchboard",
+    "checks": "board.checks", "see": "board.see", "captures": "board.captures",
     "evaluate": "evaluation.classic", "network": "evaluation.network", "nnue": "evaluation.nnue",
     "evalfile": "evaluation.evalfile", "wdl": "evaluation.wdl", "tree": "search.tree", "qsearch": "search.qsearch",
     "tt": "search.tt", "history": "search.history", "timeman": "search.timeman", "smp": "services.smp",

@@ -8,7 +8,7 @@ table, the evaluator and the tablebases; the front ends (uci/, the Python API) o
 object. It prints nothing: what it has to say (a book move, a helper that died, a search that
 failed) goes to the `on_message` callback as a line of text, errors beginning with "error: ".
 
-Building the engine imports NumPy and Numba and may compile the kernels (engine.warmup), which
+Building the engine imports NumPy and Numba and may compile the kernels (engine.services.warmup), which
 can take a while on a first start: `Engine(load=False)` returns at once, without importing any
 of it, and `start_loading()` builds it on a background thread, so that a UCI front end answers
 `uciok` before it is done; every method that needs the engine waits for it (`wait_ready`).
@@ -90,8 +90,8 @@ class Engine:
         cannot be had. load=False builds nothing (call start_loading); the engine then falls back as
         a UCI engine must: the smallest table when the memory for hash_mb is missing, the
         hand-written evaluation when eval_file cannot be used, each said through on_message. And it
-        answers while a first start compiles the kernels (engine.warmup, in child processes):
-        wait_answerable returns at once, a `go` gets a move from a quick search (engine.quick) within
+        answers while a first start compiles the kernels (engine.services.warmup, in child processes):
+        wait_answerable returns at once, a `go` gets a move from a quick search (engine.services.quick) within
         its time, and the settings made meanwhile are kept and carried out once it is built."""
         self.hash_mb = hash_mb
         self.eval_file = eval_file if eval_file is not None else evalfile.DEFAULT_EVAL_FILE
@@ -132,7 +132,7 @@ class Engine:
         threading.Thread(target=self._load, args=(True,), name="garfish-load", daemon=True).start()
 
     def _load(self, lenient: bool) -> None:
-        """Import and build the engine (the Numba kernels load, or compile: engine.warmup). lenient:
+        """Import and build the engine (the Numba kernels load, or compile: engine.services.warmup). lenient:
         answer while a first start compiles in child processes, and fall back to the smallest table
         and to the hand-written evaluation (said at the next wait_ready) instead of failing."""
         try:
@@ -441,7 +441,7 @@ class Engine:
             self.helpers.use_table(self.tt)  # helpers still on the old block keep its pages until they switch
 
     def set_threads(self, threads: int) -> None:
-        """Search with this many processes: threads - 1 helpers (engine.smp) on a table in shared
+        """Search with this many processes: threads - 1 helpers (engine.services.smp) on a table in shared
         memory, or none and a private table for 1; the table is cleared. Without the memory or the
         processes, EngineError, and the engine searches as before."""
         if self._settle(_threads_wanted=threads) is None:

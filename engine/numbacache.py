@@ -1,6 +1,6 @@
 """Where Numba caches the compiled kernels: chosen before any kernel is compiled, without compiling any.
 
-Imported by engine.bits (which every kernel module imports first) and by engine.warmup, which must
+Imported by engine.board.bits (which every kernel module imports first) and by engine.services.warmup, which must
 find the cache without compiling anything: a first start decides from it whether to compile the
 kernels in child processes.
 """

@@ -17,11 +17,11 @@ TB_WIN_BOUND = TB_WIN - MAX_PLY  # scores from here to TB_WIN are tablebase wins
 DRAW = 0
 
 # Piece values in centipawns by python-chess piece type (0: no piece), for move ordering
-# (MVV-LVA), exchanges (engine.see) and pruning margins; the evaluation's material values are
-# its own (PeSTO's, engine.evaluate). The king's 0 is its value as an attacker in move ordering
+# (MVV-LVA), exchanges (engine.board.see) and pruning margins; the evaluation's material values are
+# its own (PeSTO's, engine.evaluation.classic). The king's 0 is its value as an attacker in move ordering
 # (its captures are tried first: a legal king capture loses nothing); SEE gives it its own value.
 PIECE_VALUE = (0, 100, 320, 330, 500, 900, 0)
-# Moves engine.captures' kernels may list for one position: more than any position's pseudo-legal
+# Moves engine.board.captures' kernels may list for one position: more than any position's pseudo-legal
 # captures and promotions (the length of the array they write into, SearchBoard.codes).
 MAX_LISTED_MOVES = 256
 
@@ -96,5 +96,5 @@ class Limits:
     multipv: int = 1
     """Search this many best root moves, each to an exact score (the UCI option MultiPV)."""
     elo: Optional[int] = None
-    """Play at about this strength (UCI_LimitStrength with UCI_Elo; engine.skill): fewer nodes,
+    """Play at about this strength (UCI_LimitStrength with UCI_Elo; engine.search.skill): fewer nodes,
     and at times a near-best move. None: full strength."""

@@ -1,9 +1,9 @@
 """Perft and divide through the search's own compiled move path.
 
 Every node's moves come from the compiled search's picker as the search asks for them
-(engine.tree: the TT move, the captures, the killers, the quiet moves and castling, the bad
+(engine.search.tree: the TT move, the captures, the killers, the quiet moves and castling, the bad
 captures; the evasions in check), each made by its make_move and kept only if the evaluation
-kernel's legality flag allows it, as in the search (engine.tree.perft_kernel). A correct count
+kernel's legality flag allows it, as in the search (engine.search.tree.perft_kernel). A correct count
 proves that the picker yields each legal move exactly once, that the search's legality test
 rejects exactly the illegal ones, and that its make_move makes them right (castling in both
 chesses, en passant, promotions). With `hints=True` each node also gets a TT move and two killers

@@ -1,4 +1,4 @@
-"""The compiled search's move picker (engine.tree) called as the Python picker it replaced was:
+"""The compiled search's move picker (engine.search.tree) called as the Python picker it replaced was:
 tests compare the two (tests/reference_picker.py) and hold the kernel to python-chess's moves."""
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def kernel_work(board: chess.Board) -> TreeWork:
 def pick_moves(board: chess.Board, tt_move: Optional[chess.Move], killers: Sequence[Optional[chess.Move]],
                history: np.ndarray, capture_targets: int = chess.BB_ALL,
                check_masks: Optional[tuple[int, int, int]] = None, in_check: bool = False) -> list[chess.Move]:
-    """engine.tree's picker over the board, as reference_picker.pick_moves takes its arguments: every
+    """engine.search.tree's picker over the board, as reference_picker.pick_moves takes its arguments: every
     pseudo-legal move once, in its order (in check, its evasions: the position says, not in_check;
     check_masks: only whether given, the kernel makes its own)."""
     assert in_check == board.is_check() or not in_check
@@ -46,7 +46,7 @@ def pick_moves(board: chess.Board, tt_move: Optional[chess.Move], killers: Seque
 
 def lazy_pick_moves(board: chess.Board, tt_move: Optional[chess.Move], killers: Sequence[Optional[chess.Move]],
                     history: np.ndarray) -> Iterator[chess.Move]:
-    """pick_moves one move at a time, as the search takes them (engine.tree.next_move), reading
+    """pick_moves one move at a time, as the search takes them (engine.search.tree.next_move), reading
     `history` as it is at each step: a caller may change it between moves, as a search does."""
     work = kernel_work(board)
     for slot, killer in enumerate(killers):

@@ -1,6 +1,6 @@
-"""The move picker's stages as they were written with python-chess before engine.captures' kernels
+"""The move picker's stages as they were written with python-chess before engine.board.captures' kernels
 replaced them: the references tests/test_movepick.py, tests/test_captures.py and
-tests/test_qsearch.py hold the kernels to, move for move (engine.movepick's docstring)."""
+tests/test_qsearch.py hold the kernels to, move for move (tests/reference_picker.py's docstring)."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ Moves are generated lazily, stage by stage, because a TT move or first capture o
 before any quiet move is needed. A side in check goes through the same stages over its evasions
 (pick_evasions). The search rejects a move that leaves its king attacked after making it.
 
-The capture, quiet and evasion stages are one kernel call each (engine.captures:
+The capture, quiet and evasion stages are one kernel call each (engine.board.captures:
 capture_list_kernel, quiet_list_kernel, evasion_order_kernel), which list the moves in
 python-chess's order and sort them as the Python stages they replaced did; those stages, written
 with python-chess, are the references the kernels are tested against, move for move
@@ -32,7 +32,7 @@ from garfish.engine.board.checks import threats_entry
 from garfish.engine.board.moves import MOVE_TABLE, encode
 
 BB_SQUARES = chess.BB_SQUARES
-# The hot kernels' compiled entries: no dispatcher between the picker and them (engine.bits.entry_point).
+# The hot kernels' compiled entries: no dispatcher between the picker and them (engine.board.bits.entry_point).
 _capture_list = entry_point(capture_list_kernel)
 _quiet_list = entry_point(quiet_list_kernel)
 _evasion_order = entry_point(evasion_order_kernel)
@@ -120,7 +120,7 @@ def pick_moves(
             tt_move = None
 
     # Stage.GOOD_CAPTURES, holding back the losing ones for Stage.BAD_CAPTURES: one kernel call lists
-    # them, typed, sorted and SEE-tested (engine.captures).
+    # them, typed, sorted and SEE-tested (engine.board.captures).
     bad = []
     if capture_targets:
         codes = board.codes
@@ -150,7 +150,7 @@ def pick_moves(
     else:
         killer2 = None
 
-    # Stage.QUIETS: one kernel call lists them in python-chess's order, sorted (engine.captures).
+    # Stage.QUIETS: one kernel call lists them in python-chess's order, sorted (engine.board.captures).
     # Castling is python-chess's to list (castling_codes).
     castle_a = castle_b = -1
     if check_masks is None:
@@ -180,7 +180,7 @@ def pick_evasions(
     history: np.ndarray,
 ) -> Iterator[chess.Move]:
     """pick_moves for a side in check: the same stages and orders over the evasions, listed and
-    grouped by one kernel call (engine.captures.evasion_order_kernel: the captures tested and
+    grouped by one kernel call (engine.board.captures.evasion_order_kernel: the captures tested and
     sorted as the capture stage's), the quiet ones sorted by sort_quiets when they are reached. Pseudo-legal too: the caller rejects moves that leave its king attacked."""
     # Stage.TT_MOVE.
     if tt_move is not None:
@@ -191,7 +191,7 @@ def pick_evasions(
         else:
             tt_move = None
     # The other stages from one kernel call: the evasions listed and grouped, the captures sorted
-    # (engine.captures).
+    # (engine.board.captures).
     ep = board.ep_square
     black, white = board.occupied_co
     codes = board.codes

@@ -1,4 +1,4 @@
-"""engine.book: reading Polyglot books, refusing files that are none, and the weighted choice."""
+"""engine.services.book: reading Polyglot books, refusing files that are none, and the weighted choice."""
 
 from __future__ import annotations
 

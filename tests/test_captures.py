@@ -1,4 +1,4 @@
-"""engine.captures' kernels against the python-chess paths they replace: the same moves, in the same order."""
+"""engine.board.captures' kernels against the python-chess paths they replace: the same moves, in the same order."""
 
 from __future__ import annotations
 
@@ -210,7 +210,7 @@ def test_quiescence_list_is_the_capture_list_of_the_pieces_worth_taking() -> Non
 
 
 def test_entry_points_give_the_kernels_results_without_the_dispatcher() -> None:
-    # engine.bits.entry_point: the compiled overload's entry, the same results as the dispatcher.
+    # engine.board.bits.entry_point: the compiled overload's entry, the same results as the dispatcher.
     from garfish.engine.board.bits import entry_point
     from garfish.engine.board.zobrist import zobrist_kernel
 

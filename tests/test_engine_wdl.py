@@ -1,4 +1,4 @@
-"""engine.wdl: the UCI_ShowWDL model agrees with the fitter's and behaves like chances."""
+"""engine.evaluation.wdl: the UCI_ShowWDL model agrees with the fitter's and behaves like chances."""
 
 from __future__ import annotations
 

@@ -7,8 +7,12 @@ The modules are the nodes; a circle is a set of modules each reachable from ever
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
+from garfish.engine import MOVED
 from importgraph import cycles, import_graph, installed_sources
 
 ENGINE = "garfish.engine"
@@ -106,3 +110,25 @@ def test_cycles_lists_each_circle_once() -> None:
     """Two separate circles and a tail into one of them: two components, sorted."""
     graph = {"x": {"y"}, "y": {"x"}, "a": {"b"}, "b": {"c"}, "c": {"a"}, "t": {"a"}}
     assert cycles(graph) == [["a", "b", "c"], ["x", "y"]]
+
+
+
+def test_each_0_2_0_module_name_imports_its_new_module_with_a_warning() -> None:
+    """Every `garfish.engine.OLD` of 0.2.0's flat engine/ (MOVED) imports, in a fresh interpreter, with one
+    DeprecationWarning that names its new module, and holds the new module's names (the very objects)."""
+    code = f"""
+import importlib, warnings
+for old, new_name in {dict(MOVED)!r}.items():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        module = importlib.import_module("garfish.engine." + old)
+    new = importlib.import_module("garfish.engine." + new_name)
+    messages = [str(w.message) for w in caught if issubclass(w.category, DeprecationWarning)]
+    assert messages == [f"garfish.engine.{{old}} is now garfish.engine.{{new_name}}"], (old, messages)
+    public = [name for name in vars(new) if not name.startswith("__")]
+    assert public and all(getattr(module, name) is getattr(new, name) for name in public), old
+print(len({dict(MOVED)!r}))
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split() == [str(len(MOVED))]

@@ -310,7 +310,7 @@ def test_pseudo_legal_picker_yields_every_pseudo_legal_move_once() -> None:
         pseudo = list(board.generate_pseudo_legal_moves())
         tt_move = rng.choice(pseudo + [None, chess.Move.from_uci("a1h8")])
         killers = (rng.choice(pseudo + [None]), rng.choice(pseudo + [None]))
-        # The search's board: its capture stage lists captures with engine.captures' kernel.
+        # The search's board: its capture stage lists captures with engine.board.captures' kernel.
         got = list(pick_moves(board, tt_move, killers, history))
         assert len(got) == len(set(got)) == len(pseudo), board.fen()
         assert set(got) == set(pseudo)
@@ -345,7 +345,7 @@ def test_evasion_picker_matches_the_staged_order_in_check() -> None:
 def reference_quiets(board: chess.Board, tt_move: Optional[chess.Move], killers: tuple[Optional[chess.Move], ...],
                      history: np.ndarray, check_masks: Optional[tuple[int, int, int]]) -> list[chess.Move]:
     """The picker's first stages up to its quiet moves, made with python-chess's generators (the
-    picker's Python path before engine.captures.quiet_list_kernel): the TT move if pseudo-legal,
+    picker's Python path before engine.board.captures.quiet_list_kernel): the TT move if pseudo-legal,
     the killers that are pseudo-legal quiet moves, then the quiet moves python-chess generates
     (only the possible checks under check_masks), without those and en passant, by sort_quiets."""
     order: list[chess.Move] = [tt_move] if tt_move is not None and board.is_pseudo_legal(tt_move) else []
@@ -419,7 +419,7 @@ def test_quiet_kernel_on_every_perft_suite_position(data) -> None:
 def reference_evasions(board: chess.Board, tt_move: Optional[chess.Move], killers: tuple[Optional[chess.Move], ...],
                        history: np.ndarray) -> list[chess.Move]:
     """The evasion picker's stages made with python-chess (its Python path before
-    engine.captures.evasion_order_kernel): the TT move if pseudo-legal, then evasion_moves' list
+    engine.board.captures.evasion_order_kernel): the TT move if pseudo-legal, then evasion_moves' list
     without it split into captures and promotions (typed_captures, is_good_capture) and quiet moves
     (the killers among them first, then sort_quiets), the losing captures last."""
     order: list[chess.Move] = []

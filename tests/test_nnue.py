@@ -1,4 +1,4 @@
-"""The network's kernels (engine/evaluation/nnue.py): exactly engine.network.forward's score, and the very
+"""The network's kernels (engine/evaluation/nnue.py): exactly engine.evaluation.network.forward's score, and the very
 flags of the hand-written kernel, from scratch and with the accumulators updated ply by ply; and
 the search with a network."""
 

@@ -1,6 +1,6 @@
 """`garfish train` (train/): parsing, filters, the split by game, the cache, the features, and with
 PyTorch the training run: reproducible bytes, the integer forward pass equal to
-engine.network.forward, a falling loss, the files written, resuming; without it, the message."""
+engine.evaluation.network.forward, a falling loss, the files written, resuming; without it, the message."""
 
 from __future__ import annotations
 
@@ -362,7 +362,7 @@ def test_an_interrupted_run_resumed_ends_as_the_whole_run(torch: Any, data_file:
     (SCRELU, 8, CLASSIC_BASE, NO_KING_BUCKETS), (SCRELU, 8, CLASSIC_BASE, KING_BUCKETS_4)])
 def test_the_quantized_network_in_integers_equals_engine_forward(torch: Any, lines: list[str], activation: int,
                                                                   buckets: int, base: int, layout: int) -> None:
-    """The trainer's int64 forward pass of the quantized weights gives engine.network.forward's
+    """The trainer's int64 forward pass of the quantized weights gives engine.evaluation.network.forward's
     evaluation, from FEN to centipawns, on every position (accumulators clipped at 0 and QA); with
     king buckets, of the factor and the buckets' own rows summed."""
     from garfish.train.model import Architecture, Model, integer_forward, make_batch, quantize
@@ -459,7 +459,7 @@ def test_the_baseline_scale_is_the_one_that_fits(torch: Any) -> None:
 def test_merged_networks_evaluate_as_the_mean_of_their_members(torch: Any, data_file: Path, lines: list[str],
                                                                  tmp_path: Path) -> None:
     """--merge: the members' accumulators side by side, the output their mean (float), their quantized
-    weights unchanged with QB times their number (integers), engine.network.forward agreeing."""
+    weights unchanged with QB times their number (integers), engine.evaluation.network.forward agreeing."""
     from garfish.train.model import Architecture, Model, integer_forward, make_batch
 
     paths = [train(data_file, tmp_path / f"m{seed}", "--epochs", "1", "--seed", str(seed), "--base", "classic")

@@ -1,4 +1,4 @@
-"""The first start compiles the kernels in two processes (engine.warmup); later starts load them."""
+"""The first start compiles the kernels in two processes (engine.services.warmup); later starts load them."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ class Recorder(event.Listener):
 event.register("numba:compile", Recorder())
 import garfish.engine.search.driver, garfish.engine.evaluation.nnue  # what the launcher's set-up compiles
 # Numba compiles a function with an object-mode block twice, the second time with the block lifted
-# out: the compiled search's two ways back to Python (engine.tree), each a few lines.
+# out: the compiled search's two ways back to Python (engine.search.tree), each a few lines.
 OBJECT_MODE = {"garfish.engine.search.tree._poll", "garfish.engine.search.tree._probe_wdl"}
 twice = {name: count for name, count in compiled.items() if count > (2 if name in OBJECT_MODE else 1)}
 assert not twice, twice

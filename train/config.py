@@ -26,7 +26,7 @@ class TrainConfig:
     qb: int = 64
     scale: int = 400
     base: int = NO_BASE
-    layout: int = NO_KING_BUCKETS  # the input layout (engine.network.LAYOUTS)
+    layout: int = NO_KING_BUCKETS  # the input layout (engine.evaluation.network.LAYOUTS)
     lam: float = 0.75
     k: float = 400.0
     eval_k: Optional[float] = None  # the evaluation's sigmoid scale; None: K, or with a base the base's fitted K'

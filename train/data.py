@@ -483,7 +483,7 @@ class Features:
 
 def classic_evaluations(positions: Positions, rows: Optional[np.ndarray] = None,
                         mirror: Optional[np.ndarray] = None) -> np.ndarray:
-    """The hand-written evaluation (engine.evaluate's kernel, side to move's view) of every position,
+    """The hand-written evaluation (engine.evaluation.classic's kernel, side to move's view) of every position,
     or of positions[rows] (their file mirrors where mirror is true), int64."""
     from garfish.train.rows import classic_rows  # Numba: loaded only when asked for
 
@@ -503,7 +503,7 @@ def _rows(positions: Positions, rows: Optional[np.ndarray],
 
 def features(positions: Positions, buckets: int, base: int = NO_BASE, layout: int = NO_KING_BUCKETS,
              rows: Optional[np.ndarray] = None, mirror: Optional[np.ndarray] = None) -> Features:
-    """The inputs of every position in a layout (engine.network.active_features), or of positions[rows]
+    """The inputs of every position in a layout (engine.evaluation.network.active_features), or of positions[rows]
     (their file mirrors, the a and h files swapped, where mirror is true), with the base evaluation
     of each (CLASSIC_BASE: the hand-written one) or zeros. Each row's features in piece-plane order
     (PLANES), squares ascending: the order the network's sums are taken in."""

@@ -17,7 +17,7 @@ repeats byte for byte; the float sums run in another order than PyTorch's, so th
 with autograd's to float rounding (tests/test_train.py), not bit for bit.
 
 The clamp's gradient follows torch.clamp's: it passes where 0 <= x <= 1, the ends included.
-`integer_rows` is the quantized network's integer pass (engine.network.forward's numbers), with which
+`integer_rows` is the quantized network's integer pass (engine.evaluation.network.forward's numbers), with which
 a run measures its quantized network on the validation positions.
 Loaded only by the trainer (Numba compiles these on first use and caches them).
 """
@@ -120,7 +120,7 @@ def flatten(table, rows, offsets, out):
 
 @njit(cache=True)
 def integer_rows(w1, b1, w2, b2, us, them, bucket, rows, qa, qb, scale, screlu, out):
-    """engine.network.forward's integer evaluation (centipawns, side to move, the base not added) of
+    """engine.evaluation.network.forward's integer evaluation (centipawns, side to move, the base not added) of
     rows[i] of the padded feature tables (us, them: [N, 32], negative after the last), into out[i]:
     each side's accumulator b1 plus its features' W1 rows, clamped to [0, QA] (squared and the sum
     floor-divided by QA for SCReLU), dotted with the bucket's W2 row, plus b2, times SCALE

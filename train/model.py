@@ -40,12 +40,12 @@ class Architecture:
 
     hidden: int
     buckets: int
-    activation: int  # CRELU or SCRELU (engine.network)
+    activation: int  # CRELU or SCRELU (engine.evaluation.network)
     qa: int = 255
     qb: int = 64
     scale: int = 400
-    base: int = NO_BASE  # NO_BASE or CLASSIC_BASE (engine.network)
-    layout: int = NO_KING_BUCKETS  # the input layout (engine.network.LAYOUTS)
+    base: int = NO_BASE  # NO_BASE or CLASSIC_BASE (engine.evaluation.network)
+    layout: int = NO_KING_BUCKETS  # the input layout (engine.evaluation.network.LAYOUTS)
 
 
 @dataclass
@@ -190,7 +190,7 @@ def quantize(model: Model, description: str = "") -> Network:
 
 
 def integer_forward(network: Network, inputs: Features, rows: np.ndarray) -> torch.Tensor:
-    """engine.network.forward's evaluation (centipawns, side to move) of the given rows, as int64:
+    """engine.evaluation.network.forward's evaluation (centipawns, side to move) of the given rows, as int64:
     train.layers.integer_rows (the accumulators summed from W1's integer rows, clamped to [0, QA],
     squared and floor-divided by QA for SCReLU, dotted with W2, plus b2, times SCALE floor-divided
     by QA * QB), plus the base evaluation of a network that has one (inputs.base)."""

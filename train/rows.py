@@ -49,7 +49,7 @@ def feature_rows(pieces, turn, rows, mirror, perspective, king_map, bucketed, us
     them (int16 [n, 32], PAD-filled by the caller) and count: for each piece, in plane and square
     order, its feature from the side to move's view and from the other side's (perspective: the
     int16 [2, 768] table of train.data.PERSPECTIVE; king_map: the layout's
-    engine.network.KING_BUCKET_MAPS entry, read when bucketed). Returns (OK, 0), or the first bad
+    engine.evaluation.network.KING_BUCKET_MAPS entry, read when bucketed). Returns (OK, 0), or the first bad
     row's index i and why (BAD_KINGS, TOO_MANY_PIECES), the rows before it written."""
     limit = us.shape[1]
     for i in range(len(rows)):
@@ -85,7 +85,7 @@ def feature_rows(pieces, turn, rows, mirror, perspective, king_map, bucketed, us
 
 @njit(cache=True)
 def classic_rows(pieces, turn, rows, mirror, out):
-    """The hand-written evaluation (engine.evaluate's kernel, the side to move's view) of positions
+    """The hand-written evaluation (engine.evaluation.classic's kernel, the side to move's view) of positions
     rows[i], their file mirrors where mirror[i], into out[i]."""
     kinds = np.empty(6, dtype=np.uint64)
     for i in range(len(rows)):

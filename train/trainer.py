@@ -437,7 +437,7 @@ def merge(config: TrainConfig, sources: list[DataFile], splits: tuple[Split, Spl
 
 
 def network_evaluations(network: Network, val: Split, classic: np.ndarray) -> np.ndarray:
-    """A network file's integer evaluations (engine.network.forward's) of the validation positions,
+    """A network file's integer evaluations (engine.evaluation.network.forward's) of the validation positions,
     with its own output buckets, input layout and base (`classic`: the hand-written evaluations)."""
     side = dataclasses.replace(val, buckets=len(network.b2), layout=network.layout,
                                base=classic if network.base == CLASSIC_BASE else np.zeros_like(classic))

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 def print_bench(depth: Optional[int], send: Callable[[str], None], multipv: int = 1, syzygy_path: str = "",
                 evaluator: Optional[NetworkEvaluator] = None) -> int:
     """Run the bench (with `multipv` lines; probing the Syzygy tables of syzygy_path, if given:
-    engine.syzygy.TablebaseError when they cannot serve; evaluating with the network `evaluator`
+    engine.services.syzygy.TablebaseError when they cannot serve; evaluating with the network `evaluator`
     if given), print per-position lines and the Stockfish-style totals; return the node count."""
     from garfish.engine.services.bench import BENCH_DEPTH, BENCH_FENS, run_bench
     from garfish.engine.services.syzygy import Tablebases

@@ -8,7 +8,7 @@ SEE, queen promotions), as the picker's python-chess stage did (capture_moves an
 kept as the tests' references in tests/reference_movepick.py). Where that stage paid a
 python-chess generator, a Move object per move, two piece look-ups per move and a SEE call per
 move tried, the kernel pays one call: the search reads move codes off an array and takes each
-Move from the table of prebuilt ones (engine.moves.MOVE_TABLE).
+Move from the table of prebuilt ones (engine.board.moves.MOVE_TABLE).
 quiescence_list_kernel gives the quiescence search the same list for the enemy pieces worth
 capturing, choosing them from the evaluation's flags and the delta-pruning margin itself.
 
@@ -42,7 +42,7 @@ from garfish.engine.board.moves import MOVE_TABLE, TO_SHIFT
 from garfish.engine.board.see import see_ge_kernel
 from garfish.engine.types import MAX_LISTED_MOVES, PIECE_VALUE
 
-# An entry: the move's 16-bit code (from | to << 6 | promotion << 12, engine.moves.encode),
+# An entry: the move's 16-bit code (from | to << 6 | promotion << 12, engine.board.moves.encode),
 # then the attacker's and the victim's python-chess piece types, then the good-capture bit.
 CODE_MASK = 0xFFFF
 ATTACKER_SHIFT = 16
@@ -55,7 +55,7 @@ PROMOTION_BITS = 7 << PROMOTION_SHIFT
 
 
 def entry_move(entry: int) -> chess.Move:
-    """The move of a capture entry (from the prebuilt table: engine.moves.MOVE_TABLE)."""
+    """The move of a capture entry (from the prebuilt table: engine.board.moves.MOVE_TABLE)."""
     return MOVE_TABLE[entry & CODE_MASK]  # type: ignore[return-value]  # every listed move is in the table
 
 
@@ -81,7 +81,7 @@ def entry_is_good(entry: int) -> bool:
 
 _VALUE = np.array(PIECE_VALUE, dtype=np.int64)
 _BACK_RANKS = RANK_1 | RANK_8
-PAWN_KIND, NO_PROMOTION = np.int64(1), NONE_YET  # typed constant arguments (engine.bits.NONE_YET)
+PAWN_KIND, NO_PROMOTION = np.int64(1), NONE_YET  # typed constant arguments (engine.board.bits.NONE_YET)
 NO_CODE = np.int64(-1)  # no move: a typed constant argument
 CHECKS_ONLY, EVERY_QUIET = np.bool_(True), np.bool_(False)  # _add_quiets' checks argument, typed
 
@@ -252,7 +252,7 @@ def capture_list_kernel(pawns, knights, bishops, rooks, queens, kings, black, wh
 @njit("uint64(int64, int64, uint64, uint64, uint64, uint64, uint64)", cache=True, nogil=True)
 def attacked_pieces_kernel(flags, need, pawns, knights, bishops, rooks, queens):
     """The squares of every piece (of either colour) of a kind that the evaluation's flags
-    (engine.flags: ATTACKS_PAWN .. ATTACKS_QUEEN) say the side to move attacks, and worth more than
+    (engine.board.flags: ATTACKS_PAWN .. ATTACKS_QUEEN) say the side to move attacks, and worth more than
     need: the targets of the search's capture stages (need below every value) and of the quiescence
     search's (delta pruning by piece type)."""
     mask = U64(0)
@@ -272,7 +272,7 @@ def attacked_pieces_kernel(flags, need, pawns, knights, bishops, rooks, queens):
 @njit(f"int64({BITBOARDS}, int64, int64, int64, int64[::1])", cache=True, nogil=True)
 def quiescence_list_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, flags, need, out):
     """The quiescence search's captures: capture_list_kernel's list for the enemy pieces of the
-    kinds the evaluation's flags (engine.flags) say the side to move attacks and worth more than
+    kinds the evaluation's flags (engine.board.flags) say the side to move attacks and worth more than
     need (delta pruning by piece type), every capture when it has a pawn about to promote; -1
     (nothing written) when no piece qualifies."""
     pawns, knights, bishops, rooks, queens = U64(pawns), U64(knights), U64(bishops), U64(rooks), U64(queens)
@@ -413,7 +413,7 @@ def _sort_packed(out, n):
       "int64[::1])", cache=True, nogil=True)
 def quiet_list_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, check_to, discoverers,
                       reachers, masked, castle_a, castle_b, seen_a, seen_b, seen_c, history, out):
-    """The move picker's quiet stage (engine.movepick.pick_moves): write into out the codes of the
+    """The move picker's quiet stage (tests/reference_picker.py's pick_moves): write into out the codes of the
     quiet moves of the side to move (not promotions, captures or en passant), in python-chess's
     generation order stably sorted as sort_quiets sorts them (the moves of a piece en prise
     first, then by history[colour * 4096 + from * 64 + to], best first); return their number.
@@ -563,7 +563,7 @@ _GROUP_SHIFT = 56  # evasion_order_kernel's sort: the group above the key
 @njit("UniTuple(int64, 3)(uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean, int64, "
       "int64[::1])", cache=True, nogil=True)
 def evasion_order_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, out):
-    """The picker's stages over the evasions of a side in check (engine.movepick.pick_evasions):
+    """The picker's stages over the evasions of a side in check (tests/reference_picker.py's pick_evasions):
     write into out the codes of evasion_list_kernel's moves regrouped: the good captures and
     promotions (_good) by MVV-LVA (_mvv_lva, stably), then the quiet
     moves in their generation order (the picker sorts them by the history only when it reaches

@@ -41,16 +41,6 @@ def _reaching(pieces, targets, knights, bishops, rooks, queens, occ):
     return found
 
 
-@njit(cache=True)
-def _king_attacked(ksq, turn, pawns, knights, bishops, rooks, queens, enemy, occ):
-    """Do the enemy pieces attack the king of `turn` on ksq, on occupancy occ?"""
-    if PAWN_ATTACKS[1 if turn else 0, ksq] & pawns & enemy or KNIGHT_ATTACKS[ksq] & knights & enemy:
-        return True
-    if bishop_attacks(ksq, occ) & (bishops | queens) & enemy:
-        return True
-    return bool(rook_attacks(ksq, occ) & (rooks | queens) & enemy)
-
-
 def _between_table() -> np.ndarray:
     """BETWEEN[a, b]: the squares strictly between a and b on a shared line (else empty)."""
     table = np.zeros((64, 64), dtype=np.uint64)
@@ -233,25 +223,6 @@ def threats_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, 
 
 
 @njit(
-    "boolean(uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean, int64, int64)",
-    cache=True,
-    nogil=True,
-)
-def into_check_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, from_sq, to_sq):
-    """Would moving the (non-king) piece from from_sq to to_sq leave the mover's king attacked?
-    Not for king moves or en passant (callers ask python-chess for those)."""
-    from_bb = ONE << U64(from_sq)
-    to_bb = ONE << U64(to_sq)
-    own = white if turn else black
-    enemy = (black if turn else white) & ~to_bb  # a captured piece attacks no more
-    king = kings & own
-    if not king:
-        return False
-    occ = ((white | black) & ~from_bb) | to_bb
-    return _king_attacked(lsb(king), turn, pawns, knights, bishops, rooks, queens, enemy, occ)
-
-
-@njit(
     "UniTuple(uint64, 4)(uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean)",
     cache=True,
     nogil=True,
@@ -294,5 +265,5 @@ def evasion_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, 
     return checkers, king_to, block, blockers
 
 
-# threats_kernel's compiled entry (engine.bits.entry_point), for the picker's and the search's hot calls.
+# threats_kernel's compiled entry (engine.board.bits.entry_point), for the picker's and the search's hot calls.
 threats_entry = entry_point(threats_kernel)

@@ -1,8 +1,8 @@
 """The flags packed with every evaluation: what the side to move attacks, check and legality.
 
 An evaluation kernel returns score << FLAG_BITS | flags: the search reads legality, check and
-the capture hints from the flags. The hand-written kernel (engine.evaluate) builds both sides'
-attack maps as it scores mobility and hands them to attack_flags; the network's (engine.nnue),
+the capture hints from the flags. The hand-written kernel (engine.evaluation.classic) builds both sides'
+attack maps as it scores mobility and hands them to attack_flags; the network's (engine.evaluation.nnue),
 which has none of its own, builds them with side_attacks: the same flags for the same position.
 """
 

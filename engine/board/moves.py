@@ -4,7 +4,7 @@
     bits  6-11  to square
     bits 12-14  promotion piece type (python-chess's, 0: none)
 
-The transposition table, the capture kernels (engine.captures) and the search store moves as
+The transposition table, the capture kernels (engine.board.captures) and the search store moves as
 these codes; MOVE_TABLE turns a code back into a python-chess Move without building one.
 """
 

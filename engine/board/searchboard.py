@@ -26,7 +26,7 @@ from garfish.engine.evaluation.classic import evaluate_kernel, evaluate_packed
 from garfish.engine.types import MAX_LISTED_MOVES
 
 BB_SQUARES = chess.BB_SQUARES
-_evaluate = entry_point(evaluate_kernel)  # the compiled entry: no dispatcher on the way (engine.bits.entry_point)
+_evaluate = entry_point(evaluate_kernel)  # the compiled entry: no dispatcher on the way (engine.board.bits.entry_point)
 _NULL_MOVE = chess.Move.null()  # what pop returns: the search keeps no move stack
 BB_RANK_1 = chess.BB_RANK_1
 BB_RANK_8 = chess.BB_RANK_8
@@ -45,7 +45,7 @@ class SearchBoard(chess.Board):
     def __init__(self, fen: Optional[str] = chess.STARTING_FEN, *, chess960: bool = False) -> None:
         super().__init__(fen, chess960=chess960)
         self._undo: list[tuple] = []
-        # Where engine.captures' kernels write the moves they list (read at once, so one array serves every ply).
+        # Where engine.board.captures' kernels write the moves they list (read at once, so one array serves every ply).
         self.codes = np.empty(MAX_LISTED_MOVES, dtype=np.int64)
 
     @classmethod

@@ -1,9 +1,9 @@
-"""The network's kernels in Numba: engine.network's forward pass from the board's bitboards.
+"""The network's kernels in Numba: engine.evaluation.network's forward pass from the board's bitboards.
 
 engine/evaluation/nnue.py's NetworkEvaluator holds a network's weights as these kernels take
 them, and its NetworkBoard keeps their accumulators (the compiled search keeps its own). Both
 kernels return what evaluate_kernel returns, score << FLAG_BITS | flags, with the very same
-flags (engine.flags), and a score equal to engine.network.forward(network, board): exact in
+flags (engine.board.flags), and a score equal to engine.evaluation.network.forward(network, board): exact in
 integers (the bounds are in _output's comments). A network on the hand-written base
 (CLASSIC_BASE) calls evaluate_kernel, adds its score to the network's and takes its flags.
 
@@ -14,7 +14,7 @@ One kernel, two uses:
   NetworkBoard, together with the bitboards it was made from, and makes a ply's pair from the
   ply before's by subtracting the rows of the pieces gone and adding those of the pieces come
   (from the two positions' bitboards: 2 to 4 rows for a move, none for a null move), or from
-  scratch when more than two pieces went or came. With king buckets (engine.network), a
+  scratch when more than two pieces went or came. With king buckets (engine.evaluation.network), a
   perspective whose king moved into another bucket or across the d-e line (its mirror) is made
   from scratch, the other one still updated. It never trusts the search to keep the plies in
   step: whatever a slot holds, the update is exact.
@@ -52,7 +52,7 @@ from garfish.engine.types import MAX_PLY, TB_WIN_BOUND, bitboards
 # row of zeros, then for each output bucket b the side to move's half of W2[b] and the other
 # side's half. Its row numbers past W1 are counted from params[INPUTS].
 # The kernels' int64 parameters: activation, QA, QB, SCALE, base, the number of inputs, the
-# layout's king map (64 entries, engine.network.KING_BUCKET_MAPS: bucket * 8 + mirror XOR for the
+# layout's king map (64 entries, engine.evaluation.network.KING_BUCKET_MAPS: bucket * 8 + mirror XOR for the
 # perspective's own king on a relative square), then b2 (one per output bucket).
 ACTIVATION, QA, QB, SCALE, BASE, INPUTS, KING_MAP = 0, 1, 2, 3, 4, 5, 6
 OUTPUT_BIAS = KING_MAP + 64
@@ -65,7 +65,7 @@ SCORE_LIMIT = TB_WIN_BOUND - 1
 STATE_PLIES = MAX_PLY + 2
 OWN, ENEMY = 0, 384  # the first feature of the perspective's own pieces, and of the other side's
 NO_PARENT = 0  # network_kernel's ply: slot 0, no parent
-# Typed constant arguments, not literals (engine.bits.NONE_YET says why).
+# Typed constant arguments, not literals (engine.board.bits.NONE_YET says why).
 WHITE_SIDE, BLACK_SIDE = np.bool_(True), np.bool_(False)
 WHITE_VIEW, BLACK_VIEW = np.int64(0), np.int64(56)  # _king_view's relative for each perspective
 

@@ -222,7 +222,7 @@ FILES = _file_masks()
 ADJACENT_FILES = _adjacent_files()
 PASSED = _passed_masks()
 SHIELD = _shield_masks()
-WHITE_TERMS, BLACK_TERMS = np.int64(0), np.int64(1)  # _side_terms' colour, typed (engine.bits.NONE_YET says why)
+WHITE_TERMS, BLACK_TERMS = np.int64(0), np.int64(1)  # _side_terms' colour, typed (engine.board.bits.NONE_YET says why)
 
 
 @njit(cache=True)
@@ -326,7 +326,7 @@ def evaluate_kernel(pawns, knights, bishops, rooks, queens, kings, black, white,
     no capture can matter. From the same attack maps, IN_CHECK_FLAG and
     ILLEGAL_FLAG: the search calls this right after each pseudo-legal move, so one
     call answers legality, check and the evaluation. Use evaluate() for the plain score.
-    The flags are engine.flags' (attack_flags), shared with the network's kernels.
+    The flags are engine.board.flags' (attack_flags), shared with the network's kernels.
     """
     occ = white | black
     if not (kings & white) or not (kings & black):

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Optional
 if TYPE_CHECKING:
     from garfish.engine.evaluation.nnue import NetworkEvaluator
 
-CLASSIC = "<classic>"  # the EvalFile value of the hand-written evaluation (engine.evaluate)
+CLASSIC = "<classic>"  # the EvalFile value of the hand-written evaluation (engine.evaluation.classic)
 # The engine's evaluation when none is chosen: CLASSIC, or the name of a network file shipped
 # in NETS_DIR (nn-<hash>.gfnn) to make that network the default (how it was made and how it
 # played against CLASSIC: NETS_DIR / "README.md").
@@ -28,7 +28,7 @@ def is_classic(value: str) -> bool:
 def find_eval_file(value: str, cwd: Optional[Path] = None, nets: Optional[Path] = None) -> Path:
     """The network file an EvalFile value names: the path itself, a relative one taken from the
     working folder (cwd, by default the process's) and, when not there, from the nets folder
-    (by default NETS_DIR). engine.network.NetworkError when neither holds it."""
+    (by default NETS_DIR). engine.evaluation.network.NetworkError when neither holds it."""
     from garfish.engine.evaluation.network import NetworkError
 
     nets = nets or NETS_DIR
@@ -46,7 +46,7 @@ def find_eval_file(value: str, cwd: Optional[Path] = None, nets: Optional[Path] 
 
 def load_evaluator(value: str, cwd: Optional[Path] = None, nets: Optional[Path] = None) -> Optional[NetworkEvaluator]:
     """The evaluator an EvalFile value selects: None for the hand-written evaluation, else the
-    network of the file find_eval_file finds (engine.network.NetworkError, with the reason, when
+    network of the file find_eval_file finds (engine.evaluation.network.NetworkError, with the reason, when
     it is missing or cannot be used)."""
     if is_classic(value):
         return None

@@ -26,7 +26,7 @@ Architecture (a perspective network, as in Stockfish's NNUE and the bullet train
   out = that + b2[b] (int32 [B], on the QA * QB scale), and the evaluation in centipawns,
   from the side to move's view, is floor(out * SCALE / (QA * QB)) (Python's floor division).
 - Base: a network with base CLASSIC_BASE learns a correction to the hand-written evaluation: its
-  evaluation is that floor plus engine.evaluate.evaluate(board), both on the hand-written
+  evaluation is that floor plus engine.evaluation.classic.evaluate(board), both on the hand-written
   evaluation's centipawn scale (as sunfish's experimental network is a residual over its
   piece-square tables). Base NO_BASE (0) adds nothing.
 

@@ -21,7 +21,7 @@ from garfish.engine.evaluation.accumulators import (  # noqa: F401 (the kernels'
 from garfish.engine.evaluation.network import CLASSIC_BASE, KING_BUCKET_MAPS, NO_KING_BUCKETS, SCRELU, Network
 from garfish.engine.types import bitboards
 
-# The search's compiled entry: no dispatcher between push_legal and the kernel (engine.bits.entry_point;
+# The search's compiled entry: no dispatcher between push_legal and the kernel (engine.board.bits.entry_point;
 # timeit, CPython 3.11: ~1.35 us a call against ~1.87 us through the dispatcher, its arrays' types matched).
 _network_update = entry_point(network_update_kernel)
 

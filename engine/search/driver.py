@@ -48,7 +48,7 @@ TB_CP = 20000              # a tablebase win shows as TB_CP - plies to it, in ce
 
 
 class StopFlag(Protocol):
-    """A search's stop flag: threading.Event, or a helper's flag in shared memory (engine.smp)."""
+    """A search's stop flag: threading.Event, or a helper's flag in shared memory (engine.services.smp)."""
 
     def is_set(self) -> bool:
         """Whether the search must stop."""
@@ -139,18 +139,18 @@ def game_keys(board: chess.Board) -> list[int]:
 class Searcher:
     """A search worker: searches a tree with the table, evaluator and tablebases it is handed, and
     owns one search's state (histories, counters, the stop flag of its search). It builds and
-    manages none of what it is handed: engine.engine.Engine does (and helper processes, engine.smp,
+    manages none of what it is handed: engine.engine.Engine does (and helper processes, engine.services.smp,
     run searchers of their own on the same table)."""
 
     def __init__(self, tt: TranspositionTable, evaluator: Optional[NetworkEvaluator] = None,
                  tablebase: Optional[Tablebases] = None, seed: Optional[int] = None,
                  skip: Optional[Callable[[int], bool]] = None,
                  publish_nodes: Optional[Callable[[int], None]] = None) -> None:
-        """tt: the table to search with; evaluator: the network to evaluate with (engine.nnue), None
-        for the hand-written evaluation (engine.evaluate); tablebase: Syzygy tables to probe (None:
-        none); seed: the random choices of a strength-limited search (engine.skill), the same for the
+        """tt: the table to search with; evaluator: the network to evaluate with (engine.evaluation.nnue), None
+        for the hand-written evaluation (engine.evaluation.classic); tablebase: Syzygy tables to probe (None:
+        none); seed: the random choices of a strength-limited search (engine.search.skill), the same for the
         same seed (None: seeded by the system); skip(depth): whether iterative deepening skips a depth
-        (a helper's schedule, engine.smp; None: none is skipped); publish_nodes(nodes): called with
+        (a helper's schedule, engine.services.smp; None: none is skipped); publish_nodes(nodes): called with
         the node count at every poll (a helper's report to the main search)."""
         self.tt = tt
         self.evaluator = evaluator
@@ -159,7 +159,7 @@ class Searcher:
         self.skip = skip
         self.publish_nodes = publish_nodes
         self.history = History()
-        self._tree = TreeWork(self.history)  # the compiled search's arrays (engine.tree)
+        self._tree = TreeWork(self.history)  # the compiled search's arrays (engine.search.tree)
         self._kernel = search_kernel
         self._own_stop = threading.Event()  # the stop flag of searches whose caller passes none
         self.stop_event: StopFlag = self._own_stop  # the running search's stop flag
@@ -278,7 +278,7 @@ class Searcher:
         lines: list[PVLine] = []  # the last completed depth's lines, best first
 
         # The compiled search polls this searcher (the clock, the stop flag) and probes its tables
-        # through engine.tree's registry.
+        # through engine.search.tree's registry.
         SEARCHES[id(self)] = self
         try:
             for depth in range(1, max_depth + 1):
@@ -427,7 +427,7 @@ class Searcher:
 
     def _tablebase_root(self, board: chess.Board, moves: list[chess.Move], limits: Limits) -> list[chess.Move]:
         """Set up this search's tablebase probing and return the root moves to search: with the
-        root in the tables, the best-ranked moves only (engine.syzygy.Tablebases.rank_root_moves,
+        root in the tables, the best-ranked moves only (engine.services.syzygy.Tablebases.rank_root_moves,
         the TT's move probed first; past TB_ROOT_TIME_SHARE of the hard time limit it probes no more).
         As in Stockfish, the tree is then probed only when no DTZ ranked the root and it is won."""
         ctl = self._tree.ctl
@@ -458,7 +458,7 @@ class Searcher:
 
     def _root_search(self, root: SearchBoard, depth: int, alpha: int, beta: int) -> int:
         """One search of the root to `depth` within (alpha, beta) by the compiled search
-        (engine.tree.search_kernel), the GIL released while it runs; raises SearchAborted when it
+        (engine.search.tree.search_kernel), the GIL released while it runs; raises SearchAborted when it
         stopped (the node limit, or the watcher's stop: a stop, the clock)."""
         work = self._tree
         ctl = work.ctl
@@ -502,7 +502,7 @@ class Searcher:
         return int(self._tree.ctl[C_TBHITS])
 
     def poll(self, nodes: int) -> bool:
-        """The compiled search's poll, every POLL_INTERVAL nodes (engine.tree.poll_object): publish
+        """The compiled search's poll, every POLL_INTERVAL nodes (engine.search.tree.poll_object): publish
         the node count (publish_nodes); whether the search must stop (its stop flag, or the hard time
         limit: not while pondering, nor before depth 1 has scored every line of a MultiPV search)."""
         if self.publish_nodes is not None:

@@ -18,15 +18,15 @@ def history_bonus(depth: int) -> int:
     return min(depth * depth * 8, HISTORY_BONUS_CAP)
 
 
-KILLER_ROWS = MAX_PLY + 4  # a row of killers per ply the search reaches (engine.tree's ROWS)
+KILLER_ROWS = MAX_PLY + 4  # a row of killers per ply the search reaches (engine.search.tree's ROWS)
 
 
 class History:
     """Killers (two per ply) and history[colour][from][to] for quiet moves, as the compiled search
-    (engine.tree) reads and updates them.
+    (engine.search.tree) reads and updates them.
 
     table: the butterfly history, int64 indexed colour * 4096 + from * 64 + to; killers: int64
-    [KILLER_ROWS, 2], the two killers' move codes (engine.moves) per ply, -1 for none."""
+    [KILLER_ROWS, 2], the two killers' move codes (engine.board.moves) per ply, -1 for none."""
 
     def __init__(self) -> None:
         self.table = np.zeros(2 * 64 * 64, dtype=np.int64)

@@ -5,16 +5,16 @@ quiescence_kernel as bitboards, with the side to move, the en passant square, th
 kernel's result for it and, with a network, the accumulators of the search's board (NetworkBoard's
 state, whose slot for this ply the move that led here filled). The kernel searches every node
 below it as the Python quiescence search did, in the same order with the same pruning, and so the
-same tree: stand pat; in check, every evasion (engine.captures.evasion_list_kernel, in
+same tree: stand pat; in check, every evasion (engine.board.captures.evasion_list_kernel, in
 python-chess's order) and mate when none is legal; else the captures and promotions of
-quiescence_list_kernel (engine.captures: ordered by MVV-LVA, delta-pruned by piece type, SEE
+quiescence_list_kernel (engine.board.captures: ordered by MVV-LVA, delta-pruned by piece type, SEE
 tested), delta pruning against the raised alpha, losing captures and under-promotions skipped;
 at the first quiescence ply, the quiet checks of quiet_checks_kernel once no capture has cut off.
 
 A child is made by copy-make on a small state (the eight bitboards, the side to move and the en
 passant square, one row per ply, exactly as engine.board.SearchBoard.push makes it: no move of
 the quiescence search castles) and evaluated by the kernel the search uses after its moves
-(engine.evaluate.evaluate_kernel, or engine.nnue.network_update_kernel on the next slot of the
+(engine.evaluation.classic.evaluate_kernel, or engine.evaluation.nnue.network_update_kernel on the next slot of the
 board's own accumulators, updated incrementally from the slot before): a child whose side to move
 could take the king is dropped, as push_legal drops it.
 
@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from garfish.engine.board.bits import NONE_YET, ONE, U64, entry_point
+from garfish.engine.board.bits import NONE_YET, ONE, U64
 from garfish.engine.board.captures import (
     ATTACKER_SHIFT, CODE_MASK, GOOD_BIT, PROMOTION_BITS, TYPE_MASK, VICTIM_SHIFT, evasion_list_kernel,
     quiescence_list_kernel, quiet_checks_kernel,
@@ -51,7 +51,8 @@ FRAMES = MAX_PLY + 2  # rows of the work arrays: one per quiescence ply, and one
 F_TURN, F_EP, F_PACKED, F_ALPHA, F_BETA, F_CHECKS, F_BEST, F_STAND, F_COUNT, F_NEXT, F_STAGE = range(11)
 FRAME_FIELDS = 11
 NO_RESULT = INF + 1  # no score yet: a node whose moves are still to be searched
-# Rows of the state as typed values, not literals (a literal argument compiles a callee again: engine.bits.NONE_YET).
+# Rows of the state as typed values, not literals (a literal argument compiles a callee again:
+# engine.board.bits.NONE_YET).
 ROOT_ROW = NONE_YET  # the subtree's root
 
 BITBOARDS = "uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean"
@@ -105,7 +106,7 @@ def _make(state, parent, child, turn, ep, code):
 
 @njit(cache=True)
 def _evaluate(state, row, turn, use_network, weights, params, accumulators, slot):
-    """The packed evaluation of state row `row` (engine.flags), as the search's push_legal gets it."""
+    """The packed evaluation of state row `row` (engine.board.flags), as the search's push_legal gets it."""
     if use_network:
         return network_update_kernel(state[row, PAWNS], state[row, KNIGHTS], state[row, BISHOPS], state[row, ROOKS],
                                      state[row, QUEENS], state[row, KINGS], state[row, BLACK], state[row, WHITE],
@@ -183,7 +184,7 @@ def _search(ply, use_network, weights, params, accumulators, slot, budget, state
     accumulators in slot `slot`): (score, nodes, deepest ply)."""
     nodes = 0
     deepest = ply
-    q = ROOT_ROW  # typed, not a literal 0: the callees are compiled once (engine.bits.NONE_YET)
+    q = ROOT_ROW  # typed, not a literal 0: the callees are compiled once (engine.board.bits.NONE_YET)
     result = NO_RESULT
     entering = True
     while True:
@@ -290,5 +291,3 @@ class QuiescenceWork:
         self.no_params = np.zeros(1, dtype=np.int64)
         self.no_accumulators = np.zeros((1, 1), dtype=np.int32)
 
-
-quiescence_entry = entry_point(quiescence_kernel)  # the compiled entry: no dispatcher on the way

@@ -4,16 +4,16 @@ engine.search's Searcher keeps the driver (iterative deepening, aspiration windo
 searchmoves, the time manager, the info lines, the strength limit, the tablebase root, pondering);
 each of its root searches is one call of search_kernel, which searches the root and every node
 below it (negamax, principal variation search, fail-soft) in the `# Step N.` order below, on its
-own bitboard state, with the quiescence search of engine.qsearch at the horizon. Nothing below the
+own bitboard state, with the quiescence search of engine.search.qsearch at the horizon. Nothing below the
 root calls Python, except a Syzygy probe (an object-mode block, only with tables set and few pieces).
 
 The state. A row of `pos` per ply holds the position (python-chess's eight bitboards, in
-engine.qsearch's row order, then the castling rights and the Zobrist key), a row of `posi` its side
+engine.search.qsearch's row order, then the castling rights and the Zobrist key), a row of `posi` its side
 to move, en passant square (-1: none), halfmove clock and the evaluation kernel's packed result
-(engine.flags). A child is made by copy-make from its parent's row, exactly as python-chess's push
+(engine.board.flags). A child is made by copy-make from its parent's row, exactly as python-chess's push
 makes it (castling in both chesses, en passant, the rights, the clocks), and evaluated into its
-ply's accumulators (engine.nnue, slot = ply) or by the hand-written kernel; a child whose side to
-move could take the king is dropped. The move picker's work (engine.movepick's stages: the TT
+ply's accumulators (engine.evaluation.nnue, slot = ply) or by the hand-written kernel; a child whose side to
+move could take the king is dropped. The move picker's work (tests/reference_picker.py's stages: the TT
 move, the good captures, the killers, the quiet moves, the bad captures; pick_evasions' in check)
 lives in the node's work rows, one set a ply; the killers, the butterfly history and the TT are the
 driver's arrays, which persist between calls.
@@ -79,7 +79,7 @@ IIR_DEPTH = 4              # internal iterative reduction from this depth
 SINGULAR_DEPTH = 4         # singular extensions from this depth (SINGULAR_DEPTH_PV in PV nodes) ...
 SINGULAR_DEPTH_PV = 6
 SINGULAR_MARGIN = 3        # ... testing the other moves against the TT score less this a ply
-QS_CHECKS = True           # quiet checks at the first quiescence ply (delta pruning's margin: engine.qsearch)
+QS_CHECKS = True           # quiet checks at the first quiescence ply (delta pruning's margin: engine.search.qsearch)
 TB_DEPTH_BONUS = 6         # a tablebase score goes to the TT this much deeper than the node (Stockfish's)
 NO_BUDGET = 1 << 62        # the quiescence kernel's node budget without a node limit
 
@@ -87,7 +87,7 @@ NO_BUDGET = 1 << 62        # the quiescence kernel's node budget without a node 
 LMR_TABLE = np.array([[int(0.75 + math.log(d) * math.log(m) / 2.25) if d and m else 0 for m in range(64)]
                       for d in range(64)], dtype=np.int64)
 
-# A row of `pos` (uint64): the eight bitboards (engine.qsearch's order), the castling rights, the key.
+# A row of `pos` (uint64): the eight bitboards (engine.search.qsearch's order), the castling rights, the key.
 CASTLING, KEY = 8, 9
 POS_FIELDS = 10
 # A row of `posi` (int64): the side to move (1: White), the en passant square, the halfmove clock,
@@ -113,16 +113,15 @@ MASK_FIELDS = 4
 # whether the node is in check (evasions), whether its check masks are made, the quiet moves tried.
 (L_STAGE, L_NEXT, L_TT, L_KILLER1, L_KILLER2, L_CAPTURES, L_QUIETS, L_GOOD_END, L_QUIET_END, L_EVASIONS, L_MASKS,
  L_TRIED) = range(12)
-# The picker's stages (engine.movepick.Stage).
+# The picker's stages (tests/reference_picker.py's Stage).
 TT_STAGE, GOOD_STAGE, KILLER_STAGE, QUIET_STAGE, BAD_STAGE, END_STAGE = range(6)
 
 NO_WDL = 99  # _probe_wdl: the position is not in the tables
 _NO_CODE = np.int64(-1)
-_TRUE, _FALSE = np.bool_(True), np.bool_(False)  # typed, not literals (engine.bits.NONE_YET)
+_TRUE, _FALSE = np.bool_(True), np.bool_(False)  # typed, not literals (engine.board.bits.NONE_YET)
 _ONE = np.int64(1)
 _QS_CHECKS = np.bool_(QS_CHECKS)
 _ALL = U64(chess.BB_ALL)
-_LOW_32 = U64(0xFFFFFFFF)
 _RANK_1, _RANK_8 = U64(chess.BB_RANK_1), U64(chess.BB_RANK_8)
 _E1, _E8 = U64(chess.BB_E1), U64(chess.BB_E8)
 _A1_H1, _A8_H8 = U64(chess.BB_A1 | chess.BB_H1), U64(chess.BB_A8 | chess.BB_H8)
@@ -293,7 +292,8 @@ def _make_null(pos, posi, ply):
 
 @njit(cache=True)
 def position_key(pos, posi, ply):
-    """The Zobrist key of row ply (engine.zobrist, from its raw castling rights as the search's board has them)."""
+    """The Zobrist key of row ply (engine.board.zobrist, from its raw castling rights as the search's board has
+    them)."""
     return zobrist_kernel(pos[ply, PAWNS], pos[ply, KNIGHTS], pos[ply, BISHOPS], pos[ply, ROOKS], pos[ply, QUEENS],
                           pos[ply, KINGS], pos[ply, BLACK], pos[ply, WHITE], posi[ply, P_TURN] != 0,
                           pos[ply, CASTLING], posi[ply, P_EP])
@@ -432,7 +432,7 @@ def has_legal_move(pos, posi, ply, chess960, scratch, use_network, weights, para
 
 @njit(cache=True)
 def _history_update(history, turn, code, tried, count, bonus):
-    """engine.history's arithmetic: reward the quiet move `code` that cut off, punish the quiet
+    """engine.search.history's arithmetic: reward the quiet move `code` that cut off, punish the quiet
     moves tried before it (tried[:count], codes)."""
     base = 4096 if turn else 0
     i = base + (code & SQUARE_MASK) * 64 + ((code >> TO_SHIFT) & SQUARE_MASK)
@@ -501,7 +501,7 @@ def _make_masks(masks, pos, posi, ply):
 
 @njit(cache=True)
 def _usable_killer(code, tt_code, pos, posi, ply, chess960, scratch):
-    """engine.movepick.usable_killer: the killer `code` (-1: none) when its stage yields it (not the
+    """tests/reference_picker.py's usable_killer: the killer `code` (-1: none) when its stage yields it (not the
     TT move, quiet, pseudo-legal here), else -1."""
     if code < 0 or code == tt_code or code >> PROMOTION_SHIFT or _is_capture(code, pos, posi, ply):
         return _NO_CODE
@@ -511,7 +511,7 @@ def _usable_killer(code, tt_code, pos, posi, ply, chess960, scratch):
 @njit(cache=True)
 def _evasion_quiets(node, loop, tt_code, pos, posi, ply, history):
     """pick_evasions' quiet stage: the quiet evasions left (not the TT move nor a killer) into the
-    quiet row, sorted as engine.movepick.sort_quiets sorts them (stably: a piece en prise first,
+    quiet row, sorted as tests/reference_picker.py's sort_quiets sorts them (stably: a piece en prise first,
     then by history); their number."""
     turn = posi[ply, P_TURN] != 0
     threatened = threats_kernel(pos[ply, PAWNS], pos[ply, KNIGHTS], pos[ply, BISHOPS], pos[ply, ROOKS],
@@ -534,7 +534,7 @@ def _evasion_quiets(node, loop, tt_code, pos, posi, ply, history):
 
 @njit(cache=True)
 def _stage_start(node, masks, pos, posi, ply, killers, history, chess960):
-    """Make the list of the stage the node's picker has just entered (engine.movepick's, lazily: the
+    """Make the list of the stage the node's picker has just entered (tests/reference_picker.py's, lazily: the
     quiet moves are listed and sorted only when reached, the history then as the moves before left it)."""
     loop = node[STATE_ROW]
     stage = loop[L_STAGE]
@@ -546,7 +546,7 @@ def _stage_start(node, masks, pos, posi, ply, killers, history, chess960):
     turn = posi[ply, P_TURN] != 0
     ep = posi[ply, P_EP]
     if stage == GOOD_STAGE:
-        if evasions:  # the evasions, grouped (engine.movepick.pick_evasions)
+        if evasions:  # the evasions, grouped (tests/reference_picker.py's pick_evasions)
             loop[L_GOOD_END], loop[L_QUIET_END], loop[L_CAPTURES] = evasion_order_kernel(
                 pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, node[CAPTURES_ROW])
         elif masks[3]:
@@ -591,7 +591,7 @@ def _stage_start(node, masks, pos, posi, ply, killers, history, chess960):
 
 @njit(cache=True)
 def next_move(node, masks, pos, posi, ply, killers, history, chess960):
-    """The node's next move by the picker's stages (engine.movepick.pick_moves, pick_evasions in
+    """The node's next move by the picker's stages (tests/reference_picker.py's pick_moves, pick_evasions in
     check), every pseudo-legal move once; -1 when none is left."""
     loop = node[STATE_ROW]
     evasions = loop[L_EVASIONS] != 0
@@ -662,7 +662,7 @@ def poll_object(handle: int, nodes: int) -> int:
 
 def probe_wdl_object(handle: int, pawns: int, knights: int, bishops: int, rooks: int, queens: int, kings: int,
                      black: int, white: int, turn: bool, ep: int, halfmove: int) -> int:
-    """The search's tables' WDL of the position (engine.syzygy.Tablebases.probe_wdl), NO_WDL when
+    """The search's tables' WDL of the position (engine.services.syzygy.Tablebases.probe_wdl), NO_WDL when
     not in them."""
     search = SEARCHES.get(handle)
     tablebase = None if search is None else search.tablebase
@@ -722,7 +722,7 @@ def _count(ctl, nodes):
 
 @njit(cache=True)
 def _qsearch(w, ply, alpha, beta):
-    """The quiescence search of row ply (engine.qsearch), with the first ply's quiet checks: its score;
+    """The quiescence search of row ply (engine.search.qsearch), with the first ply's quiet checks: its score;
     its nodes counted (the search aborted at the node limit)."""
     (pos, posi, tt_keys, tt_data, history, killers, keys, pv, pv_len, rows, masks, qstate, qframes, qlists,
      weights, params, accumulators, root_moves, ctl) = w
@@ -1082,7 +1082,7 @@ def search_kernel(w, depth, alpha, beta):
     accumulators in slot 0) to `depth` within (alpha, beta), as a PV node: its score (meaningless
     when ctl[C_ABORTED] is set). w: the work arrays (TreeWork.arrays): the state, the TT's keys and
     data, the history, the killers, the game's keys then the tree's, the principal variations and
-    their lengths, the nodes' work rows and masks, engine.qsearch's work arrays, the network's
+    their lengths, the nodes' work rows and masks, engine.search.qsearch's work arrays, the network's
     weights, parameters and accumulators, the root moves to search (ctl[C_ROOT_MOVES] of them; -1:
     all) and the control array."""
     return negamax(w, depth, alpha, beta, NONE_YET, _TRUE, _FALSE, NONE_YET, _NO_CODE)
@@ -1151,7 +1151,7 @@ def perft_kernel(w, depth, hints, recent):
 
 class TreeWork:
     """One searcher's arrays for search_kernel: the state, the picker's rows, the principal
-    variations, the keys, the control array, engine.qsearch's work, and the evaluation's (the
+    variations, the keys, the control array, engine.search.qsearch's work, and the evaluation's (the
     network's accumulators, or stand-ins of the right types for the hand-written evaluation)."""
 
     def __init__(self, history: "History") -> None:

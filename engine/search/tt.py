@@ -30,7 +30,7 @@ atomic on the machines Python runs on, so a word itself is never torn.
 The arrays are read from Python through memoryviews: an element comes back as a
 plain int in ~40 ns, and a probe costs ~0.2-0.3 us. A store, whose replacement
 policy reads both slots, is a Numba kernel called through its compiled entry
-(engine.bits.entry_point): ~0.2-0.4 us against ~0.5-0.8 us for the same code in
+(engine.board.bits.entry_point): ~0.2-0.4 us against ~0.5-0.8 us for the same code in
 Python (timeit; through Numba's dispatcher, array arguments cost ~1.3 us a call).
 
 Replacement policy. An entry with the same key is overwritten unless the new
@@ -155,7 +155,7 @@ probe_entry = entry_point(probe_kernel)
 
 
 def entry_code(entry: int) -> int:
-    """The move code of a packed entry (engine.moves; 0: none)."""
+    """The move code of a packed entry (engine.board.moves; 0: none)."""
     return entry & MOVE_MASK
 
 

@@ -1,6 +1,6 @@
 """A small search in plain Python over python-chess, for moves asked for before the engine is built.
 
-A first start compiles the Numba kernels (engine.warmup), which takes a minute on a busy machine;
+A first start compiles the Numba kernels (engine.services.warmup), which takes a minute on a busy machine;
 a GUI that asks for a move before then gets one from this search instead: iterative deepening
 alpha-beta on material, captures first, within the time it is given. It imports nothing compiled,
 so it runs at once; it plays at a beginner's strength, and only until the engine is built.

@@ -3,7 +3,7 @@
 Python threads share one interpreter lock, so Threads = N runs N - 1 helper *processes*
 (multiprocessing, "spawn": no fork of a process that has threads). Every helper searches the
 main search's root at the same time, with no time limit, until the main search stops it; all of
-them read and write one TranspositionTable in shared memory, without locks (engine.tt: an entry
+them read and write one TranspositionTable in shared memory, without locks (engine.search.tt: an entry
 torn by two writers fails its key check and is ignored). The helpers' results reach the main
 search only through that table; the main search alone decides the move and reports.
 

@@ -10,7 +10,7 @@ On a first start (kernels_cached() is False) compile_kernels has child processes
 engine's own process, whose threads must go on answering the GUI: one compiles the search's kernels
 (checks, SEE, Zobrist, the capture lists, the TT's store) while another compiles the evaluation's
 (engine/evaluation/classic.py and accumulators.py, about half the work); then one compiles the quiescence search
-(engine.qsearch) and the compiled search (engine.tree), which call both. Numba caches each kernel
+(engine.search.qsearch) and the compiled search (engine.search.tree), which call both. Numba caches each kernel
 as soon as it is compiled, so a start killed half-way leaves what it compiled for the next. Engines that start cold together (a
 tournament manager's first round) compile once: the first takes a lock in the cache folder, the
 others wait for it and then find the cache warm. load_kernels then imports every module, from the

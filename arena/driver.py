@@ -148,6 +148,7 @@ class EngineProcess:
         self.pid: Optional[int] = None
         self.engine_name = ""
         self.broken = False  # set by kill(): the process is (being) killed and must be restarted
+        self.paused = False  # set by pause(): the process group is stopped (SIGSTOP) until resume()
         # The position of the running ponder search (the engine's last move and the reply it
         # expects played), or None when the engine is not pondering.
         self.pondering: Optional[chess.Board] = None
@@ -182,6 +183,7 @@ class EngineProcess:
             raise EngineStartError(f"engine '{command}' failed to get ready: {describe_exception(exc)}") from None
         self.engine_name = self.engine.id.get("name", "")
         self.broken = False
+        self.paused = False
         self.pondering = None
 
     def alive(self) -> bool:
@@ -191,6 +193,25 @@ class EngineProcess:
     def supports(self, option: str) -> bool:
         """Whether the engine declares this UCI option (e.g. UCI_Chess960)."""
         return self.engine is not None and option in self.engine.options
+
+    def pause(self) -> None:
+        """Stop the engine's process group (SIGSTOP) while it has no game, so that an engine that polls
+        while idle takes nothing from the games on its core; resume() before anything is sent to it."""
+        if self.pid is not None and self.alive() and not self.paused:
+            try:
+                os.killpg(self.pid, signal.SIGSTOP)
+                self.paused = True
+            except OSError as exc:
+                LOG.debug("could not pause engine process group %s: %s", self.pid, exc)
+
+    def resume(self) -> None:
+        """Let a paused engine run again (SIGCONT)."""
+        if self.pid is not None and self.paused:
+            self.paused = False
+            try:
+                os.killpg(self.pid, signal.SIGCONT)
+            except OSError as exc:
+                LOG.debug("could not resume engine process group %s: %s", self.pid, exc)
 
     def kill(self) -> None:
         """Hard-kill the engine's process group (callable from any thread); alive() is False from now on."""
@@ -210,6 +231,7 @@ class EngineProcess:
         engine = self.engine
         if engine is None:
             return
+        self.resume()
         if self.alive():
             engine.timeout = QUIT_TIMEOUT
             try:

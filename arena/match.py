@@ -194,6 +194,11 @@ def slot_worker(slot: int, engines: list[EngineProcess], tasks: "queue.Queue[Gam
         except queue.Empty:
             return
         players = engines if config.mode == "match" else [engines[player] for player in config.pairings[task.pairing]]
+        for engine in engines:  # in a gauntlet the slot's other engines wait stopped (one may poll while idle)
+            if engine in players:
+                engine.resume()
+            else:
+                engine.pause()
         try:
             record = play_game(task, players, config.tc, config.adjudication, config.event, state.abort)
         except MatchAborted:
@@ -683,6 +688,10 @@ def main(argv: Optional[list[str]] = None) -> int:
             state = run_match(config, tasks, files, not args.no_progress, say, played)
     except EngineStartError as exc:
         warn(str(exc))
+        files.close()
+        if not played and args.pgnout is not None:  # nothing was played: leave no journal to refuse a rerun
+            for path in (args.pgnout, journal.journal_path(args.pgnout)):
+                path.unlink(missing_ok=True)
         return EXIT_ENGINE
     finally:
         files.close()

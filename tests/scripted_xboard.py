@@ -14,13 +14,19 @@ FILE writes the processors it may run on (os.sched_getaffinity) when it starts.
 
 from __future__ import annotations
 
-import argparse
-import os
 import sys
-import zlib
-from typing import Optional
 
-import chess
+# Before anything slow (python-chess's import on a busy machine): ask for time to declare the features,
+# as the protocol allows; python-chess otherwise gives an engine 2 s after `protover 2`.
+sys.stdout.write("feature done=0\n")
+sys.stdout.flush()
+
+import argparse  # noqa: E402
+import os  # noqa: E402
+import zlib  # noqa: E402
+from typing import Optional  # noqa: E402
+
+import chess  # noqa: E402
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -8,6 +8,7 @@ import math
 import shlex
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import chess
@@ -334,17 +335,20 @@ def test_bad_gauntlet_arguments_are_clear_errors(args: list[str], text: str) -> 
 
 
 def test_a_field_engine_that_does_not_start_is_named(tmp_path: Path) -> None:
-    """An opponent whose program does not start stops the gauntlet before any game with its name."""
+    """An opponent whose program does not start stops the gauntlet before any game with its name, and leaves
+    no PGN or journal behind (a journal of no games would refuse the corrected command's --resume)."""
     path = write_field(tmp_path / "field.toml", f"""
 [[engine]]
 name = "Broken"
 cmd = {json.dumps(command(SCRIPTED, "--fail-start"))}
 rating = 2000
 """)
+    pgn = tmp_path / "g.pgn"
     proc = run_match("--engine", "cmd=" + command(SCRIPTED), "--field", str(path), "--nodes", "1",
-                     "--games", "2")
+                     "--games", "2", "--pgnout", str(pgn), "--resume")
     assert proc.returncode == 1
     assert "Broken" in proc.stderr and "Traceback" not in proc.stderr
+    assert not pgn.exists() and not pgn.with_name("g.pgn.match").exists(), "no journal of a run that played nothing"
 
 
 def test_the_live_line_gives_the_pairing_and_the_engine_rating() -> None:
@@ -357,3 +361,39 @@ def test_the_live_line_gives_the_pairing_and_the_engine_rating() -> None:
     line = gauntlet.gauntlet_line(record, state)
     assert line.startswith("Game 1 (E vs A, opening 3): 1-0 [checkmate]  1/8 done; E vs A: W 1 D 0 L 0; E rated ")
     assert state.live is not None and state.live.rating is not None and state.live.rating > 2000.0
+
+
+def process_state(pid: int) -> str:
+    """The state letter of a process (/proc/PID/stat): 'T' when stopped."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+        return handle.read().rsplit(")", 1)[1].split()[0]
+
+
+def wait_state(pid: int, stopped: bool) -> bool:
+    """Whether the process reaches (stopped) or leaves (not stopped) state T within a hang guard's time
+    (a signal is delivered when the kernel next schedules the process)."""
+    for _ in range(500):
+        if (process_state(pid) == "T") == stopped:
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def test_an_idle_engine_waits_stopped_and_answers_once_resumed() -> None:
+    """pause() stops the engine's process (state T, so one that polls while idle takes no processor time
+    from the games on its core); resume() lets it run and it answers again; close() ends a paused one."""
+    from garfish.arena.driver import EngineProcess, EngineSpec
+
+    engine = EngineProcess(EngineSpec(argv=[sys.executable, str(SCRIPTED)]))
+    try:
+        assert engine.pid is not None
+        engine.pause()
+        assert wait_state(engine.pid, stopped=True)
+        engine.resume()
+        assert wait_state(engine.pid, stopped=False)
+        assert engine.engine is not None
+        engine.engine.ping()
+        engine.pause()
+    finally:
+        engine.close()
+    assert engine.engine is None and not engine.paused

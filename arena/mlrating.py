@@ -20,7 +20,8 @@ and gets no rating. Ratings are bounded to BOUND of the anchors; a rating at a b
 that won or lost every game) has an infinite interval on that side.
 
 `fit_relative`: every player's rating from the games alone, on one scale whose offset is fixed
-by the anchors: the fitted ratings of the anchors average to their published ratings. The
+by the anchors: the fitted ratings of the anchors average to their published ratings (leaving out an
+anchor that won or lost every game, whose fitted rating sits at a bound of the fit). The
 ratings of players who met in a round robin say how they compare with each other; the anchors'
 fitted ratings beside their published ones say how well the published figures agree with the
 games. Intervals: a bootstrap over the games (resampled with replacement within each pairing,
@@ -322,14 +323,29 @@ def relative_ratings(games: Sequence[Game], players: int, anchors: dict[int, flo
     counts = Counts(games)
     # One player is held at 0 to fix the scale's offset, which the games cannot; then the whole
     # scale is shifted onto the anchors' mean.
-    held = min(anchors)
+    scores = [0.0] * players
+    for game in games:
+        scores[game.white] += game.points
+        scores[game.black] += 1.0 - game.points
+    played_count = games_of(games, players)
+    # The held player: the anchor whose score is nearest 50%, so that the bounds (BOUND either side of
+    # it) leave room for the field's strongest and weakest.
+    held = min(anchors, key=lambda player: (abs(scores[player] / max(1, played_count[player]) - 0.5), player))
     problem = Problem(counts, players, {held: 0.0}, [player for player in range(players) if player != held])
     best, maximum = problem.maximise()
     ratings = problem.ratings(best)
-    shift = float(np.mean([anchors[player] for player in anchors]) - np.mean([ratings[player] for player in anchors]))
+    low, high = problem.bounds[0]
+    unbounded = [player for player in range(players) if low + 1.0 < ratings[player] - ratings[held] < high - 1.0
+                 or player == held]
+    # An anchor that won or lost every game sits at a bound, far from where its rating could be: it would
+    # drag the offset, so the offset is taken from the other anchors (all of them if every one is there).
+    offset = [player for player in anchors if player in unbounded] or list(anchors)
+    shift = float(np.mean([anchors[player] for player in offset]) - np.mean([ratings[player] for player in offset]))
     played = games_of(games, players)
+    notes = [f"player {player} is at a bound of the fit (it won or lost every game): not in the offset"
+             for player in anchors if player not in offset]
     return Fit([Rating(float(ratings[player] + shift), games=played[player], anchor=anchors.get(player))
-                for player in range(players)], float(best[-2]), float(best[-1]), maximum, counts.games)
+                for player in range(players)], float(best[-2]), float(best[-1]), maximum, counts.games, notes)
 
 
 def fit_relative(games: Sequence[Game], players: int, anchors: dict[int, float],

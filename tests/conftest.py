@@ -83,6 +83,26 @@ CLI_TIMEOUT = 600  # a hang guard: seconds a tool run through its command line m
 # SPRT test ran past 120 s at nice 19 beside a match on both cores, 52 s at nice 0 there; no assertion rests on it)
 
 
+def until_first_go(log: Path) -> list[list[str]]:
+    """What the scripted engine run with `--log FILE` received before its first `go`, a list for each process
+    that wrote FILE (one at a time, each from its `uci` on); a process that received no `go` fails the test,
+    so that nothing said of "before the first go" holds vacuously."""
+    received = log.read_text().splitlines()
+    sessions: list[list[str]] = []
+    searched: list[bool] = []
+    for line in received:
+        if line == "uci":
+            sessions.append([])
+            searched.append(False)
+        elif sessions and not searched[-1]:
+            if line.split()[:1] == ["go"]:
+                searched[-1] = True
+            else:
+                sessions[-1].append(line)
+    assert sessions and all(searched), f"a process of the engine received no go: {received}"
+    return sessions
+
+
 def children(pid: int) -> list[int]:
     """The processes whose parent is pid (from /proc)."""
     found = []

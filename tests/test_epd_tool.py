@@ -11,7 +11,7 @@ from pathlib import Path
 import chess
 import pytest
 
-from conftest import CLI_TIMEOUT, ROOT, SCRIPTED
+from conftest import CLI_TIMEOUT, ROOT, SCRIPTED, until_first_go
 
 
 # Easy positions Garfish solves at depth 3 (checked), one of them a mate in 1.
@@ -180,11 +180,15 @@ def test_illegal_answers_are_errors(scripted_suite: Path) -> None:
     assert "Solved: 0/1" in proc.stdout
 
 
-def test_options_are_passed_and_checked(scripted_suite: Path) -> None:
-    """--option values reach the engine; an undeclared option is a clear error."""
-    good = run_epd(str(scripted_suite), "--depth", "1", "--limit", "1", "--engine", scripted("--options"),
-                   "--option", "Skill=5", "--option", "Flag=true")
+def test_options_are_passed_and_checked(scripted_suite: Path, tmp_path: Path) -> None:
+    """--option values reach the engine (its log holds each `setoption` before its first `go`); an undeclared
+    option is a clear error."""
+    log = tmp_path / "options.log"
+    good = run_epd(str(scripted_suite), "--depth", "1", "--limit", "1", "--engine",
+                   scripted("--options", "--log", str(log)), "--option", "Skill=5", "--option", "Flag=true")
     assert good.returncode == 0, good.stderr
+    for received in until_first_go(log):
+        assert {"setoption name Skill value 5", "setoption name Flag value true"} <= set(received), received
     bad = run_epd(str(scripted_suite), "--depth", "1", "--limit", "1", "--engine", scripted("--options"),
                   "--option", "Bogus=1")
     assert bad.returncode == 1

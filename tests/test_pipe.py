@@ -11,7 +11,7 @@ import chess
 import chess.engine
 import pytest
 
-from conftest import SCRIPTED
+from conftest import SCRIPTED, until_first_go
 from garfish.arena.driver import EngineSpec, EngineStartError, MoveError
 from garfish.arena.pipe import (PipeEngine, declared_options, go_command, parse_score, position_command,
                                 setoption_lines)
@@ -90,9 +90,12 @@ def test_options_are_checked_against_the_declared_ones() -> None:
         setoption_lines(declared, {"Ponder": "true"})
 
 
-def test_a_move_with_its_score_then_a_restart() -> None:
-    """A legal move and the last info line's score; the options reach the engine; a restart works."""
-    engine = PipeEngine(scripted_spec("--score", "-40", "--options", options={"skill": "3", "Flag": "true"}))
+def test_a_move_with_its_score_then_a_restart(tmp_path: Path) -> None:
+    """A legal move and the last info line's score; the options reach the engine, under the names it declared,
+    before its first `go` (its log says so), and again after a restart, which plays the same move."""
+    log = tmp_path / "options.log"
+    engine = PipeEngine(scripted_spec("--score", "-40", "--options", "--log", str(log),
+                                      options={"skill": "3", "Flag": "true"}))
     try:
         assert engine.name == "scripted-first" and engine.alive()
         board = chess.Board()
@@ -106,6 +109,10 @@ def test_a_move_with_its_score_then_a_restart() -> None:
     finally:
         engine.close()
     assert not engine.alive()
+    processes = until_first_go(log)
+    assert len(processes) == 2, processes  # the first process and the restarted one
+    for received in processes:
+        assert {"setoption name Skill value 3", "setoption name Flag value true"} <= set(received), received
 
 
 @pytest.mark.parametrize("misbehave, kind", [

@@ -134,22 +134,22 @@ def test_configure_options(engine: chess.engine.SimpleEngine, caplog: pytest.Log
 
 # --------------------------------------------------------------------------- searching
 def test_play_with_movetime_returns_a_legal_move_in_time(engine: chess.engine.SimpleEngine) -> None:
+    """`go movetime 300` through python-chess answers a legal move by itself, with no stop: an engine that
+    ignored the movetime would search on past python-chess's wait (0.3 s + the 30 s timeout) and fail. That the
+    search ends at the first reading of its clock past the limit is test_search's test, on a stepping clock:
+    the same on any machine, where a wall-clock bound here would measure how busy this one is."""
     board = chess.Board(MIDDLEGAME)
     start = time.perf_counter()
     result = engine.play(board, chess.engine.Limit(time=0.3))
-    elapsed = time.perf_counter() - start
-    print(f"go movetime 300 took {elapsed:.3f} s")
+    print(f"go movetime 300 took {time.perf_counter() - start:.3f} s")  # a figure, not a test
     assert result.move in board.legal_moves
-    # The engine aims at 0.3 s minus Move Overhead and polls its clock every 256 nodes, under 0.1 s
-    # even at a tenth of this 2-core machine's speed: 3 s holds on a machine ten times slower or as busy.
-    assert elapsed < 3.0
 
 
 def test_depth_limit_reaches_the_depth(engine: chess.engine.SimpleEngine) -> None:
     board = chess.Board(MIDDLEGAME)
     info = engine.analyse(board, chess.engine.Limit(depth=4), info=chess.engine.INFO_ALL)
     assert info["depth"] == 4
-    assert info.get("seldepth", 4) >= 4
+    assert info["seldepth"] >= 4  # Garfish reports its selective depth with every depth
     assert "score" in info and info["nodes"] > 0
     walk = board.copy()
     assert info["pv"]
@@ -285,29 +285,63 @@ def test_searchmoves_and_multipv(engine: chess.engine.SimpleEngine) -> None:
     assert set(assert_lines(board, infos)) == set(allowed)
 
 
-def test_ponder_then_ponderhit(engine: chess.engine.SimpleEngine) -> None:
+def exchanged(caplog: pytest.LogCaptureFixture) -> list[str]:
+    """The lines python-chess sent (`<< ...`) and received (`>> ...`), in its order, from its DEBUG log."""
+    lines = []
+    for record in list(caplog.records):
+        if record.name == "chess.engine":
+            text = record.getMessage()
+            for arrow in (": << ", ": >> "):
+                if arrow in text:
+                    lines.append(arrow[2:] + text.split(arrow, 1)[1])
+    return lines
+
+
+def test_ponder_then_ponderhit(engine: chess.engine.SimpleEngine, caplog: pytest.LogCaptureFixture) -> None:
+    """A move with a ponder move; `go ponder` on it; `ponderhit` when it is played, sent while the ponder search
+    reports and answered by exactly one bestmove, the second move; then a new game: `stop` ends the next ponder
+    search, with one bestmove, before the new game's `go`. At depth 4, so that each move comes with a ponder move
+    on any machine (on a clock a busy machine's first move may end at depth 1, whose line is the move alone);
+    a ponderhit on the clock is test_search's (ponder_then_hit) and test_match_tool's."""
+    caplog.set_level(logging.DEBUG, logger="chess.engine")
     board = chess.Board(MIDDLEGAME)
     game = object()
-    limit = chess.engine.Limit(white_clock=5, black_clock=5, white_inc=0.1, black_inc=0.1)
-    start = time.perf_counter()
+    limit = chess.engine.Limit(depth=4)
     first = engine.play(board, limit, ponder=True, game=game)
     assert first.move in board.legal_moves
-    # Within the move's hard limit (0.85 s); its clock is polled every 256 nodes, under 0.1 s even
-    # at a tenth of this 2-core machine's speed: 3 s holds on a machine ten times slower or as busy.
-    assert time.perf_counter() - start < 3.0
-    # The engine is now pondering on the predicted reply (`go ponder`).
+    assert first.ponder is not None, "no ponder move: nothing to ponder on"
     board.push(first.move)
-    if first.ponder is not None:
-        assert first.ponder in board.legal_moves
-        board.push(first.ponder)  # the predicted move is played: python-chess sends `ponderhit`
-    else:
-        board.push(next(iter(board.legal_moves)))
-    time.sleep(0.2)
+    assert first.ponder in board.legal_moves
+    board.push(first.ponder)  # the predicted move is played: python-chess sends `ponderhit`
+    # Wait until the ponder search reports (an event, not a time): the ponderhit then comes mid-search.
+    deadline = time.monotonic() + ANSWER_TIMEOUT
+    while not any(line.startswith(">> info depth") for line in after_go_ponder(exchanged(caplog))):
+        assert time.monotonic() < deadline, f"the ponder search never reported: {exchanged(caplog)[-8:]}"
+        time.sleep(0.01)
     second = engine.play(board, limit, ponder=True, game=game)
     assert second.move in board.legal_moves
+    assert second.ponder is not None, "no ponder move: no ponder search for the new game to stop"
     # A different position in a new game: python-chess sends `stop` to end the ponder search.
     third = engine.play(chess.Board(), chess.engine.Limit(depth=2), game=object())
     assert third.move in chess.Board().legal_moves
+    talk = exchanged(caplog)
+    protocol = [" ".join(words[:2]) for words in map(str.split, talk)
+                if len(words) > 1 and words[1] in ("go", "ponderhit", "stop", "bestmove")]
+    assert protocol == [
+        "<< go", ">> bestmove",  # the first move, with its ponder move
+        "<< go", "<< ponderhit", ">> bestmove",  # go ponder, ponderhit: the second move
+        "<< go", "<< stop", ">> bestmove",  # go ponder again, stopped by the new game
+        "<< go", ">> bestmove"], protocol  # the new game's move
+    sent_go = [line for line in talk if line.startswith("<< go")]
+    assert ["ponder" in line.split() for line in sent_go] == [False, True, True, False], sent_go
+    answers = [line.split() for line in talk if line.startswith(">> bestmove")]
+    assert [chess.Move.from_uci(words[2]) for words in answers[:2]] == [first.move, second.move], answers
+
+
+def after_go_ponder(lines: list[str]) -> list[str]:
+    """The lines after the last `go ponder` sent."""
+    starts = [index for index, line in enumerate(lines) if line.startswith("<< go ponder")]
+    return lines[starts[-1] + 1:] if starts else []
 
 
 def test_chess960_castling_notation(engine: chess.engine.SimpleEngine) -> None:
@@ -409,7 +443,9 @@ def test_castling_is_written_king_takes_rook_only_with_uci_chess960() -> None:
 # --------------------------------------------------------------------------- self-play
 @pytest.mark.slow
 def test_self_play_game_on_a_fast_clock() -> None:
-    """Garfish vs Garfish at 3 s + 0.05 s per side: neither overruns its clock."""
+    """Garfish vs Garfish at 3 s + 0.05 s per side, to the game's end or 120 moves: every move legal, each
+    from a search (an `info` with a depth: not a move picked without one), and neither side's clock, charged
+    the CPU time its process used, ever runs out."""
     base, inc = 3.0, 0.05
     max_moves = 120
     # Each clock is charged the CPU time the engine's process used for the move: the time the move
@@ -437,7 +473,7 @@ def test_self_play_game_on_a_fast_clock() -> None:
             limit = chess.engine.Limit(white_clock=clocks[chess.WHITE], black_clock=clocks[chess.BLACK],
                                        white_inc=inc, black_inc=inc)
             cpu = cpu_seconds(pids[index])
-            result = engines[index].play(board, limit, game=games[side])
+            result = engines[index].play(board, limit, game=games[side], info=chess.engine.INFO_BASIC)
             used = cpu_seconds(pids[index]) - cpu
             clocks[side] -= used
             charged += used
@@ -445,6 +481,7 @@ def test_self_play_game_on_a_fast_clock() -> None:
             assert clocks[side] > 0, (
                 f"{'white' if side else 'black'} lost on time at move {board.fullmove_number}: {clocks[side]:.3f} s")
             assert result.move is not None and result.move in board.legal_moves, (board.fen(), result.move)
+            assert result.info.get("depth", 0) >= 1, (board.fen(), result.info)  # searched, not a fallback
             board.push(result.move)
             clocks[side] += inc
         outcome = game_outcome(board)
@@ -453,7 +490,8 @@ def test_self_play_game_on_a_fast_clock() -> None:
               f"({outcome.termination.name if outcome else f'{max_moves} moves'}), "
               f"lowest clocks white {lowest[chess.WHITE]:.3f} s black {lowest[chess.BLACK]:.3f} s, "
               f"{charged:.1f} s charged in all")
-        assert outcome is not None or board.fullmove_number > max_moves
+        # The clocks were charged: a CPU reading that never moved would leave the clock test vacuous.
+        assert charged > 0
     finally:
         for eng in engines:
             eng.quit()

@@ -81,13 +81,16 @@ THREAD_TIMEOUT = 60.0
 
 
 class WatchedEvent(threading.Event):
-    """A threading.Event that records that a thread has begun waiting on it."""
+    """A threading.Event that records that a thread has begun waiting on it, and whether it was set by then."""
 
     def __init__(self) -> None:
         super().__init__()
         self.waited = threading.Event()
+        self.set_before_wait = False
 
     def wait(self, timeout: Optional[float] = None) -> bool:
+        if not self.waited.is_set():
+            self.set_before_wait = self.is_set()
         self.waited.set()
         return super().wait(timeout)
 
@@ -366,6 +369,27 @@ def test_fallback_move_is_a_cheap_sensible_choice(fen: str, best: str | None) ->
         assert move == chess.Move.from_uci(best)
     else:
         assert move is not None and move in board.legal_moves and move != chess.Move.from_uci("d2d5")
+
+
+def test_go_ponder_answers_only_after_ponderhit(session: Session) -> None:
+    """`go ponder depth 2`: the search done, its move waits for ponderhit, which nothing has given yet (the
+    thread's wait watched, not timed: the same on a busy machine); after ponderhit it comes, once."""
+    session.send("position startpos moves e2e4")
+    release = WatchedEvent()
+    session.engine.engine.release = release
+    session.engine.handle("go ponder depth 2")
+    thread = session.engine.engine.search_thread
+    assert thread is not None
+    deadline = time.monotonic() + THREAD_TIMEOUT
+    while not (release.waited.is_set() or not thread.is_alive()):
+        assert time.monotonic() < deadline, "the search thread neither waited nor ended"
+        time.sleep(0.01)
+    early = session.output()
+    assert release.waited.is_set() and not release.set_before_wait and not bestmoves(early), early
+    session.engine.handle("ponderhit")
+    assert session.engine.engine.wait_done(THREAD_TIMEOUT)
+    lines = early + session.output()
+    assert any(line.startswith("info depth 2 ") for line in lines) and len(bestmoves(lines)) == 1, lines
 
 
 def test_a_ponderhit_before_the_search_thread_starts_is_not_lost(session: Session,

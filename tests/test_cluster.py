@@ -111,7 +111,7 @@ def test_local_cluster_sprt_stops_early(tmp_path: Path, book: Path) -> None:
     pgn, report = tmp_path / "games.pgn", tmp_path / "report.json"
     proc = run_tool("match", "--engine", scripted("--play", "greedy"), "name=strong",
                     "--engine", scripted("--play", "first"), "name=weak", "--nodes", "1", "--games", "400",
-                    "--openings", str(book), "--sprt", "elo0=0", "elo1=50", "--cluster", "local:2",
+                    "--openings", str(book), "--sprt", "elo0=0", "elo1=200", "--cluster", "local:2",
                     "--pgnout", str(pgn), "--report", str(report))
     assert proc.returncode == 0, proc.stderr[-3000:]
     data = json.loads(report.read_text())
@@ -161,15 +161,22 @@ def test_a_worker_without_the_engine_is_named_in_the_error(tmp_path: Path, book:
 
 
 def test_cluster_arguments_are_checked(book: Path) -> None:
-    """Bad --cluster values and --cluster with --concurrency / -j are usage errors (exit 2)."""
+    """Bad --cluster values and --cluster with --concurrency / -j are usage errors: exit 2, the message that
+    says what is wrong, no traceback."""
     base = ["match", "--engine", scripted(), "--engine", scripted(), "--nodes", "1", "--games", "2"]
-    for extra in (["--cluster", "local:0"], ["--cluster", "local:x"], ["--cluster", " "],
-                  ["--cluster", "local", "--concurrency", "2"]):
+    for extra, message in (
+            (["--cluster", "local:0"], "garfish match: --cluster local:N needs a positive number of workers, not '0'"),
+            (["--cluster", "local:x"], "garfish match: --cluster local:N needs a positive number of workers, not 'x'"),
+            (["--cluster", " "], "garfish match: --cluster needs a scheduler address (tcp://HOST:8786) or local[:N]"),
+            (["--cluster", "local", "--concurrency", "2"],
+             "garfish match: error: argument --concurrency: not allowed with argument --cluster")):
         proc = run_tool(*base, *extra)
         assert proc.returncode == 2, (extra, proc.stderr)
-        assert proc.stderr.strip()
+        assert message in proc.stderr.splitlines() and "Traceback" not in proc.stderr, (extra, proc.stderr)
     proc = run_tool("epd", str(book), "--nodes", "1", "--cluster", "local", "-j", "2")
     assert proc.returncode == 2
+    assert "garfish epd: error: argument -j/--jobs: not allowed with argument --cluster" in proc.stderr.splitlines()
+    assert "Traceback" not in proc.stderr
 
 
 def test_an_unreachable_scheduler_is_a_clear_error(monkeypatch: pytest.MonkeyPatch,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import sys
 import threading
-import time
 from typing import Callable
 
 import chess
@@ -14,8 +14,10 @@ from garfish.engine import Limits, Searcher, SearchResult
 from garfish.engine.search.driver import FAST_POLL_INTERVAL, POLL_INTERVAL, SearchInfo
 from garfish.engine.search.timeman import SOFT_SHARE, time_budget
 from garfish.engine.search.tt import TranspositionTable
+from garfish.engine.evaluation.evalfile import DEFAULT_EVAL_FILE
 from garfish.engine.services.bench import run_bench
 from garfish.engine.types import MATE, MATE_BOUND, mate_in
+from garfish.uci.tools import bench_main
 
 from clocks import SteppingClock
 from conftest import ROOT
@@ -119,7 +121,22 @@ def test_wac_subset_at_fixed_depth(data) -> None:
     assert solved >= 45
 
 
+# `garfish bench`'s signature: its node count with the default network, what a commit that changes the search
+# or the evaluation says as `Bench: N` in its message (and changes here, in the same commit).
+BENCH_NODES = 221562
+
+
+def test_bench_signature_is_pinned(capsys: pytest.CaptureFixture[str]) -> None:
+    """`garfish bench` (the command's own function, no arguments: depth 6, the default network) searches exactly
+    BENCH_NODES nodes and says so: a search or evaluation that changes the tree fails here, however deterministic."""
+    assert bench_main([]) == 0
+    out = capsys.readouterr().out
+    assert f"Evaluation: network {DEFAULT_EVAL_FILE} (" in out
+    assert f"Nodes searched  : {BENCH_NODES}" in out.splitlines(), out[-500:]
+
+
 def test_bench_is_deterministic() -> None:
+    """Two benches in one process search the same tree: nothing a searcher learns leaks into the next one's."""
     first = run_bench(depth=3)
     second = run_bench(depth=3)
     assert first.nodes == second.nodes > 1000
@@ -232,15 +249,31 @@ def test_the_callers_stop_flag_is_never_cleared_by_the_search() -> None:
     assert stop.is_set() and result.move in board.legal_moves
 
 
-def test_movetime_hard_limit_stops_the_search() -> None:
-    searcher = Searcher(TranspositionTable(4))
-    start = time.perf_counter()
-    result = searcher.search(chess.Board(), Limits(movetime=0.3))
-    # Without the limit this search would never end. With it, it ends at its first poll of the
-    # clock after 0.3 s; polls are 256 nodes apart, under 0.1 s even at a tenth of this 2-core
-    # machine's speed (4,000 nodes/s): 3 s holds on a machine ten times slower or as busy.
-    assert time.perf_counter() - start < 3
-    assert result.move in chess.Board().legal_moves
+class CallerClock(SteppingClock):
+    """A SteppingClock that also records which of the search's functions read it, reading by reading."""
+
+    def __init__(self, step: float) -> None:
+        super().__init__(step)
+        self.callers: list[str] = []
+
+    def perf_counter(self) -> float:
+        self.callers.append(sys._getframe(1).f_code.co_name)
+        return super().perf_counter()
+
+
+def test_movetime_hard_limit_stops_the_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With `movetime` a search ends at the first reading of its clock past the limit, a poll inside an iteration
+    (the hard limit), and reads the clock once more for the time it took. The clock steps 1/64 s a reading, so
+    the limit, 0.5 s, is passed at reading 33 on any machine; a node limit far above what that takes (a guard)
+    ends a search that ignored the hard limit, with other readings."""
+    clock = CallerClock(step=1 / 64)
+    monkeypatch.setattr(garfish.engine.search.driver, "time", clock)
+    guard = 100 * POLL_INTERVAL
+    result = Searcher(TranspositionTable(4)).search(chess.Board(), Limits(movetime=0.5, nodes=guard))
+    past = 33  # readings 0 s, 1/64 s, ...: the 33rd reads 0.5 s
+    assert result.move in chess.Board().legal_moves and result.depth >= 3, result
+    assert clock.readings == past + 1 and clock.callers[past - 1] == "poll", clock.callers
+    assert result.nodes < guard // 2, result.nodes
 
 
 def ponder_then_hit(when: Callable[[Searcher, SearchInfo], bool]) -> tuple[int, SearchResult]:

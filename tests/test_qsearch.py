@@ -46,9 +46,16 @@ def with_children(boards: list[chess.Board]) -> Iterator[chess.Board]:
             board.pop()
 
 
-def game_boards() -> Iterator[chess.Board]:
-    """Positions from random games, which reach promotions, en passant and endings."""
-    yield from random_game_boards(games=40, seed=49)
+@pytest.fixture(scope="module")
+def suite(data: Path) -> list[chess.Board]:
+    """Every position of the perft suites, read once for the module (no test changes them)."""
+    return suite_boards(data)
+
+
+@pytest.fixture(scope="module")
+def games() -> list[chess.Board]:
+    """Positions from random games, which reach promotions, en passant and endings (made once for the module)."""
+    return list(random_game_boards(games=40, seed=49))
 
 
 def evasion_codes(board: chess.Board, out: np.ndarray) -> list[int]:
@@ -57,10 +64,11 @@ def evasion_codes(board: chess.Board, out: np.ndarray) -> list[int]:
 
 
 # --------------------------------------------------------------------------- the same moves
-def test_evasions_are_evasion_moves_on_the_perft_suites_and_games(data: Path) -> None:
+def test_evasions_are_evasion_moves_on_the_perft_suites_and_games(suite: list[chess.Board],
+                                                                 games: list[chess.Board]) -> None:
     out = np.empty(MAX_LISTED_MOVES, dtype=np.int64)
     checked = en_passant = pinned = 0
-    for board in (*with_children(suite_boards(data)), *game_boards()):
+    for board in (*with_children(suite), *games):
         if not board.is_check():
             continue
         got = evasion_codes(board, out)
@@ -76,10 +84,10 @@ def test_evasions_are_evasion_moves_on_the_perft_suites_and_games(data: Path) ->
     assert checked > 10000 and en_passant >= 5 and pinned > 50, (checked, en_passant, pinned)
 
 
-def test_captures_and_quiet_checks_are_python_chess_moves_on_the_perft_suites(data: Path) -> None:
+def test_captures_and_quiet_checks_are_python_chess_moves_on_the_perft_suites(suite: list[chess.Board]) -> None:
     out = np.empty(MAX_LISTED_MOVES, dtype=np.int64)
     positions = captures = checks = 0
-    for board in suite_boards(data):
+    for board in suite:
         if board.is_check():
             continue
         got = listed(out, capture_list_kernel(*bitboards(board), ep_of(board), chess.BB_ALL, out))
@@ -94,11 +102,12 @@ def test_captures_and_quiet_checks_are_python_chess_moves_on_the_perft_suites(da
     assert positions > 7000 and captures > 10000 and checks > 1000
 
 
-def test_a_kernel_move_makes_the_position_searchboard_makes(data: Path) -> None:
+def test_a_kernel_move_makes_the_position_searchboard_makes(suite: list[chess.Board],
+                                                           games: list[chess.Board]) -> None:
     state = np.zeros((2, 8), dtype=np.uint64)
     out = np.empty(MAX_LISTED_MOVES, dtype=np.int64)
     made = 0
-    boards = suite_boards(data)[::10] + list(game_boards())
+    boards = suite[::10] + games
     for board in boards:
         search = SearchBoard.from_board(board)
         if board.is_check():
@@ -147,30 +156,34 @@ def reference_search(board: chess.Board, alpha: int, beta: int, ply: int, checks
     return score, count.nodes, count.deepest
 
 
-def tree_cases(data: Path) -> list[tuple[chess.Board, int, int, int, bool]]:
-    """Positions (in check or not, Chess960 too) with windows, plies and the quiet-check switch."""
+Case = tuple[chess.Board, int, int, int, bool]  # a position, the window (alpha, beta), its ply, quiet checks or not
+
+
+@pytest.fixture(scope="module")
+def cases(data: Path, suite: list[chess.Board], games: list[chess.Board]) -> list[Case]:
+    """Positions (in check or not, Chess960 too) with windows, plies and the quiet-check switch (made once for
+    the module)."""
     rng = random.Random(50)
-    boards = [board for index, board in enumerate(with_children(suite_boards(data)[::40])) if index % 7 == 0]
-    boards += [board for index, board in enumerate(game_boards()) if index % 3 == 0]
+    boards = [board for index, board in enumerate(with_children(suite[::40])) if index % 7 == 0]
+    boards += [board for index, board in enumerate(games) if index % 3 == 0]
     # Mates in one, often by a quiet check: the first quiescence ply's checks and the mate test.
     mates = [chess.Board(line.split(";")[0].strip()) for line in open(data / "mates" / "mate1.fen") if line.strip()]
     boards += mates[:150]
-    cases = []
+    made: list[Case] = []
     for board in boards:
         if board.is_game_over() or board.was_into_check():
             continue
         centre = rng.randint(-300, 300)
         width = rng.choice((1, 30, 200, 2 * INF))
         alpha, beta = max(-INF, centre - width // 2), min(INF, centre + width // 2 + 1)
-        cases.append((board, alpha, beta, rng.choice((1, 5, 30, MAX_PLY - 3)), rng.random() < 0.5))
-    return cases
+        made.append((board, alpha, beta, rng.choice((1, 5, 30, MAX_PLY - 3)), rng.random() < 0.5))
+    return made
 
 
 @pytest.mark.parametrize("network", [False, True], ids=["classic", "network"])
-def test_the_kernel_searches_the_tree_the_python_quiescence_searched(data: Path, network: bool) -> None:
+def test_the_kernel_searches_the_tree_the_python_quiescence_searched(cases: list[Case], network: bool) -> None:
     evaluator = load_evaluator(DEFAULT_EVAL_FILE) if network else None
     work = QuiescenceWork()
-    cases = tree_cases(data)
     total = in_check = mates = 0
     for board, alpha, beta, ply, checks in cases:
         expected = reference_search(board, alpha, beta, ply, checks, evaluator)
@@ -182,10 +195,10 @@ def test_the_kernel_searches_the_tree_the_python_quiescence_searched(data: Path,
     assert len(cases) > 1000 and total > 20000 and in_check > 50 and mates > 5, (len(cases), total, in_check, mates)
 
 
-def test_the_kernel_stops_at_its_node_budget(data: Path) -> None:
+def test_the_kernel_stops_at_its_node_budget(cases: list[Case]) -> None:
     work = QuiescenceWork()
     stopped = 0
-    for board, alpha, beta, ply, checks in tree_cases(data)[:300]:
+    for board, alpha, beta, ply, checks in cases[:300]:
         _, nodes, _ = kernel_search(board, alpha, beta, ply, checks, None, work)
         for budget in (1, nodes // 2, nodes, nodes + 1):
             if budget < 1:
@@ -197,16 +210,24 @@ def test_the_kernel_stops_at_its_node_budget(data: Path) -> None:
     assert stopped > 100
 
 
-def test_the_work_arrays_hold_the_deepest_quiescence() -> None:
-    # A node at the last ply the search reaches returns its evaluation: the frames never overflow.
+def test_the_work_arrays_hold_the_deepest_quiescence(cases: list[Case]) -> None:
+    """A node at the search's last ply, MAX_PLY - 1, returns its evaluation and searches nothing below it, as the
+    Python quiescence search does. So a kernel started at ply p uses the rows 0 .. MAX_PLY - 1 - p of its work
+    arrays (a child's row is written only above the last ply), and FRAMES rows hold every search. That bound is
+    checked on the constants: no capture sequence comes near MAX_PLY plies, so no search could overflow them."""
+    work = QuiescenceWork()
+    for board, _, _, _, checks in cases[:200]:
+        expected = reference_search(board, -INF, INF, MAX_PLY - 1, checks, None)
+        assert kernel_search(board, -INF, INF, MAX_PLY - 1, checks, None, work) == expected, board.fen()
+        assert expected[1:] == (1, MAX_PLY - 1), (board.fen(), expected)
     assert FRAMES >= MAX_PLY + 1
 
 
-def test_compiled_and_interpreted_kernels_agree(data: Path) -> None:
+def test_compiled_and_interpreted_kernels_agree(suite: list[chess.Board], cases: list[Case]) -> None:
     # The kernels run as plain Python under NUMBA_DISABLE_JIT=1: the evasion lists and whole
     # quiescence searches (the hand-written evaluation; the network's kernel is tested so in test_nnue).
-    fens = [board.fen() for board in with_children(suite_boards(data)[::200]) if board.is_check()][:150]
-    cases = [(board.fen(), alpha, beta, ply, checks) for board, alpha, beta, ply, checks in tree_cases(data)[::25]]
+    fens = [board.fen() for board in with_children(suite[::200]) if board.is_check()][:150]
+    sample = [(board.fen(), alpha, beta, ply, checks) for board, alpha, beta, ply, checks in cases[::25]]
     code = (
         "import json, sys, chess\n"
         "import numpy as np\n"
@@ -234,6 +255,6 @@ def test_compiled_and_interpreted_kernels_agree(data: Path) -> None:
     work = QuiescenceWork()
     lists = [evasion_codes(chess.Board(fen), out) for fen in fens]
     trees = [list(kernel_search(chess.Board(fen), alpha, beta, ply, checks, None, work))
-             for fen, alpha, beta, ply, checks in cases]
-    assert len(fens) > 50 and len(cases) > 40
-    assert run_interpreted(code, [fens, cases]) == [lists, trees]
+             for fen, alpha, beta, ply, checks in sample]
+    assert len(fens) > 50 and len(sample) > 40
+    assert run_interpreted(code, [fens, sample]) == [lists, trees]

@@ -157,6 +157,9 @@ def test_a_helper_that_dies_is_reported_and_started_again(threaded: Engine, warn
 
 
 def test_threads_one_is_a_private_table_again(warnings: list[str]) -> None:
+    """Threads 3 then 1: the helpers end, the table is private again (its size kept), and the engine searches
+    as one that never had helpers: one thread searches deterministically, so the same move, score, PV and
+    node count as a fresh engine's."""
     engine = Engine(4, CLASSIC, on_message=warnings.append)
     engine.set_threads(3)
     assert engine.helpers is not None and engine.helpers.count == 2 and engine.threads == 3
@@ -167,7 +170,10 @@ def test_threads_one_is_a_private_table_again(warnings: list[str]) -> None:
     assert engine.helpers is None and engine.tt.block is None and engine.tt.megabytes == 4
     assert engine.searcher.tt is engine.tt
     assert wait_gone(pids, GONE_TIMEOUT) == []
-    assert engine.search(chess.Board(), Limits(depth=4)).move is not None
+    result = engine.search(chess.Board(), Limits(depth=4))
+    alone = Engine(4, CLASSIC).search(chess.Board(), Limits(depth=4))
+    assert result.move is not None
+    assert (result.move, result.score, result.pv, result.nodes) == (alone.move, alone.score, alone.pv, alone.nodes)
 
 
 def is_ready_helper(pid: int) -> bool:

@@ -44,14 +44,15 @@ def chess960_games(games: int, seed: int) -> Iterator[chess.Board]:
             yield board.copy()
 
 
+@pytest.fixture(scope="module")
 def all_boards(data: Path) -> list[chess.Board]:
-    """The perft suites, random games and random Chess960 games."""
+    """The perft suites, random games and random Chess960 games (made once for the module; no test changes them)."""
     return suite_boards(data) + list(random_game_boards(games=60, seed=63)) + list(chess960_games(30, 64))
 
 
-def test_castling_moves_are_python_chess_castling_moves(data: Path) -> None:
+def test_castling_moves_are_python_chess_castling_moves(all_boards: list[chess.Board]) -> None:
     castles = chess960 = 0
-    for board in all_boards(data):
+    for board in all_boards:
         work = kernel_work(board)
         first, second = castling_codes(work.pos, work.posi, 0, board.chess960)
         got = [code for code in (first, second) if code >= 0]
@@ -62,9 +63,9 @@ def test_castling_moves_are_python_chess_castling_moves(data: Path) -> None:
     assert castles > 500 and chess960 > 200, (castles, chess960)
 
 
-def test_make_move_makes_the_position_python_chess_makes(data: Path) -> None:
+def test_make_move_makes_the_position_python_chess_makes(all_boards: list[chess.Board]) -> None:
     made = castled = 0
-    for board in all_boards(data)[::6]:
+    for board in all_boards[::6]:
         work = kernel_work(board)
         for move in board.legal_moves:
             make_move(work.pos, work.posi, 0, encode(move), board.chess960)
@@ -82,12 +83,12 @@ def test_make_move_makes_the_position_python_chess_makes(data: Path) -> None:
     assert made > 50000 and castled > 80, (made, castled)
 
 
-def test_pseudo_legality_is_python_chess_pseudo_legality(data: Path) -> None:
+def test_pseudo_legality_is_python_chess_pseudo_legality(all_boards: list[chess.Board]) -> None:
     # TT moves and killers come from other positions: every code a game can encode is asked.
     rng = random.Random(65)
     codes = sorted(MOVES_BY_CODE)
     asked = yes = 0
-    for board in all_boards(data)[::20]:
+    for board in all_boards[::20]:
         work = kernel_work(board)
         scratch = np.zeros(MAX_LISTED_MOVES, dtype=np.int64)
         sample = rng.sample(codes, 200) + [encode(move) for move in board.generate_pseudo_legal_moves()]
@@ -99,9 +100,9 @@ def test_pseudo_legality_is_python_chess_pseudo_legality(data: Path) -> None:
     assert asked > 50000 and yes > 10000, (asked, yes)
 
 
-def test_legal_moves_and_bare_material_are_python_chess_answers(data: Path) -> None:
+def test_legal_moves_and_bare_material_are_python_chess_answers(all_boards: list[chess.Board]) -> None:
     rng = random.Random(66)
-    boards = all_boards(data)[::7]
+    boards = all_boards[::7]
     mates = 0
     # Positions without legal moves (mates and stalemates) from random games' ends.
     for board in random_game_boards(games=400, seed=67):
@@ -127,12 +128,12 @@ def test_legal_moves_and_bare_material_are_python_chess_answers(data: Path) -> N
     assert bare > 200
 
 
-def test_the_picker_is_the_python_picker_move_for_move(data: Path) -> None:
+def test_the_picker_is_the_python_picker_move_for_move(all_boards: list[chess.Board]) -> None:
     # The kernel's stages against the Python picker they replaced (tests/reference_picker.py), with
     # TT moves and killers from elsewhere, a history, the search's capture targets and check masks.
     rng = random.Random(68)
     compared = checks = evasions = 0
-    for board in all_boards(data)[::4]:
+    for board in all_boards[::4]:
         legal = list(board.legal_moves)
         if not legal:
             continue

@@ -55,10 +55,34 @@ def require_extra(name: str) -> Any:
     return module
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """--slow: run the tests marked `slow` too."""
+    parser.addoption("--slow", action="store_true", default=False,
+                     help="also run the tests marked slow, which `./garfish test` leaves out (CI runs them)")
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Declare the `extra` mark, beside EXTRAS."""
     config.addinivalue_line("markers", "extra(name): needs the optional extra `name`, which ./garfish does not "
                             "install; skipped without it, or failed when $GARFISH_REQUIRE_EXTRAS names it")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Leave out the tests marked `slow` (reported as deselected), unless --slow is given, a -m expression
+    chooses the tests itself (`-m slow`: only them) or the test is named (`tests/test_x.py::test_y`)."""
+    if config.getoption("--slow") or config.getoption("markexpr"):
+        return
+    named = [arg.replace(os.sep, "/") for arg in config.args if "::" in arg]
+
+    def left_out(item: pytest.Item) -> bool:
+        return item.get_closest_marker("slow") is not None and not any(
+            item.nodeid == name or item.nodeid.startswith(name + "[") or name.endswith(item.nodeid)
+            for name in named)
+
+    slow = [item for item in items if left_out(item)]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if not left_out(item)]
 
 
 @pytest.hookimpl(tryfirst=True)

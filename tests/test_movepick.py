@@ -510,6 +510,7 @@ def lazy_reference(board: chess.Board, tt_move: Optional[chess.Move], killers: t
     yield from bad
 
 
+@pytest.mark.slow  # both pickers over 60 random games, the history changed at every move
 def test_quiet_moves_are_sorted_by_the_history_when_the_picker_reaches_them() -> None:
     """The history changes between the picker's moves (each one's search updates it): the quiet
     moves, in and out of check, follow it as it is when their stage is reached, as the Python

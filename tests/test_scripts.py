@@ -70,6 +70,7 @@ def test_ab_builds_the_working_tree_as_an_installed_package(tmp_path: Path, monk
     assert ab.NODES_RE.search(totals).group(1) == "30000" and ab.NPS_RE.search(totals).group(1) == "20000"
 
 
+@pytest.mark.slow  # real games at 2+0.05
 def test_calibrate_plays_each_setting_once_and_tabulates_it(tmp_path: Path) -> None:
     # Garfish itself stands in for Stockfish: it takes the same two options.
     args = ("--elos", "1400", "--games", "2", "--tc", "2+0.05", "--stockfish", " ".join(ENGINE_CMD),
@@ -93,6 +94,7 @@ def test_calibrate_plays_each_setting_once_and_tabulates_it(tmp_path: Path) -> N
     assert pooled and sum(int(pooled.group(i)) for i in (1, 2, 3)) == 4, more.stdout
 
 
+@pytest.mark.slow  # real games at 2+0.05
 def test_calibrate_resumes_an_interrupted_setting_from_its_journal(tmp_path: Path) -> None:
     # A setting whose match stopped before its report: the games its journal holds are not played again.
     args = ("--elos", "1400", "--games", "4", "--tc", "2+0.05", "--stockfish", " ".join(ENGINE_CMD),
@@ -194,6 +196,7 @@ def test_calibrate_fit_pools_the_folders_of_several_rounds(tmp_path: Path) -> No
     assert proc.returncode == 1 and "no such folder" in proc.stderr
 
 
+@pytest.mark.slow  # real games at 2+0.05
 def test_calibrate_full_strength_rates_each_level_and_all_together(tmp_path: Path) -> None:
     # Garfish itself stands in for Stockfish; two levels, then the combined rating of both.
     args = ("--elos", "1400,1700", "--games", "2", "--tc", "2+0.05", "--stockfish", " ".join(ENGINE_CMD),
@@ -222,6 +225,7 @@ def test_random_network_writes_a_network_of_the_sizes_asked(tmp_path: Path) -> N
     assert (network.hidden, network.buckets, network.activation) == (16, 2, CRELU)
 
 
+@pytest.mark.slow  # a match played twice, once on a cluster
 def test_cluster_throughput_plays_the_match_locally_and_on_a_cluster(tmp_path: Path) -> None:
     require_extra("cluster")
     book = tmp_path / "book.epd"
@@ -244,6 +248,7 @@ def test_stop_latency_times_each_stop_at_each_setting() -> None:
                          proc.stdout, re.M), proc.stdout
 
 
+@pytest.mark.slow  # a first start with an empty cache: a cold compile
 def test_first_start_plays_a_move_through_python_chess() -> None:
     proc = run_script("first_start.py", "--runs", "1", "--warm", timeout=900)
     assert proc.returncode == 0, proc.stderr

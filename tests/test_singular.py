@@ -7,6 +7,8 @@ interpreted one, node for node."""
 
 from __future__ import annotations
 
+import pytest
+
 from conftest import run_interpreted
 from garfish.engine.services.bench import BENCH_FENS
 
@@ -65,6 +67,7 @@ FENS = [BENCH_FENS[i] for i in (0, 1, 2, 4)]
 DEPTH = 6
 
 
+@pytest.mark.slow  # two interpreted searches to depth 6
 def test_the_singular_test_skips_its_move_keeps_the_table_and_decides_both_ways() -> None:
     result = run_interpreted(SPY, [FENS, DEPTH, False])
     seen = result["seen"]

@@ -100,6 +100,7 @@ def test_pseudo_legality_is_python_chess_pseudo_legality(all_boards: list[chess.
     assert asked > 50000 and yes > 10000, (asked, yes)
 
 
+@pytest.mark.slow  # 400 random games and a seventh of every position
 def test_legal_moves_and_bare_material_are_python_chess_answers(all_boards: list[chess.Board]) -> None:
     rng = random.Random(66)
     boards = all_boards[::7]
@@ -128,6 +129,7 @@ def test_legal_moves_and_bare_material_are_python_chess_answers(all_boards: list
     assert bare > 200
 
 
+@pytest.mark.slow  # the Python picker over a quarter of every position
 def test_the_picker_is_the_python_picker_move_for_move(all_boards: list[chess.Board]) -> None:
     # The kernel's stages against the Python picker they replaced (tests/reference_picker.py), with
     # TT moves and killers from elsewhere, a history, the search's capture targets and check masks.
@@ -168,6 +170,7 @@ def test_a_node_limit_is_met_exactly() -> None:
             assert result.nodes == limit and result.move in board.legal_moves, (fen, limit, result.nodes)
 
 
+@pytest.mark.slow  # interpreted searches
 def test_compiled_and_interpreted_searches_agree() -> None:
     # The whole search runs as plain Python under NUMBA_DISABLE_JIT=1: the same nodes, score and PV.
     cases = [[BENCH_FENS[i], [], 3, i % 2 == 1, False] for i in (0, 1, 4, 7)]

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import ROOT
 
 FIRST_START = """
@@ -27,6 +29,7 @@ print(time.perf_counter() - start)
 """
 
 
+@pytest.mark.slow  # a cold compile of every kernel: minutes
 def test_a_first_start_compiles_in_child_processes_and_the_next_loads(tmp_path: Path) -> None:
     """With an empty cache, load_kernels has child processes compile every kernel and loads them from
     the cache; afterwards the cache counts as warm, and compiling again does nothing."""
@@ -67,6 +70,7 @@ assert "garfish.engine.evaluation.accumulators.network_update_kernel" in compile
 """
 
 
+@pytest.mark.slow  # a cold compile of every kernel: minutes
 def test_a_first_start_compiles_each_kernel_once(tmp_path: Path) -> None:
     """No Numba function is compiled for two signatures on a first start: a literal argument (a
     colour, a count) or a second entry to the same code would compile a callee again, and the

@@ -40,7 +40,6 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from garfish.arena import journal
-from garfish.arena.match import played_names
 from garfish.arena.report import MatchState, SprtConfig, print_summary
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -141,7 +140,9 @@ def summarize(stem: Path, upto: Optional[int], out: Callable[[str], None]) -> No
         return
     played = loaded[0][:upto]  # in the order they finished, as the match's progress lines count them
     sprt = settings["sprt"]
-    state = MatchState(names=played_names(played), total=len(played),
+    first = played[0]  # a match of two engines: every game is the one pairing's, engine 1 against engine 2
+    names = [first.white, first.black] if first.engine1_white else [first.black, first.white]
+    state = MatchState(names=names, total=len(played),
                        sprt_config=None if sprt is None else SprtConfig(**sprt))
     for record in played:
         state.add(record)

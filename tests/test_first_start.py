@@ -47,7 +47,7 @@ def test_a_first_start_answers_and_plays_while_it_compiles(compiling: threading.
         assert session.send("isready") == ["readyok"]
         engine = session.engine.engine
         assert not engine.compiling and engine.searcher is not None
-        assert engine.search.tt is not None and engine.search.tt.megabytes == 2 and engine.evaluator is None
+        assert engine.tt is not None and engine.tt.megabytes == 2 and engine.evaluator is None
         assert engine.helpers is not None and engine.helpers.count == 1
         session.engine.handle("go depth 3")
         assert engine.wait_done(THREAD_TIMEOUT)  # to its end: Session.send would stop it

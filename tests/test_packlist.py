@@ -178,11 +178,15 @@ def test_the_data_pages_table_is_the_list() -> None:
 
 
 def test_the_shared_packs_are_as_listed() -> None:
-    """The packs in ../shared/data/train (seeds 31 and 32) are what the list says their command makes."""
+    """No pack in ../shared/data/train contradicts the list: each listed one there is the pack its command makes
+    (ok) or the first games of it (partial: a pack stopped part-way, which the same command continues), none
+    differs or is corrupt. Seeds 31 to 34 are whole there; packs the folder gains between rounds before the list
+    records them are extra, not wrong."""
     folder = data_dir()
     if folder is None or not (folder / "train" / "sf15-1knodes-seed31.gfpk").is_file():
         data_missing("no shared packs (../shared/data/train/sf15-1knodes-seed31.gfpk)")
         return
     findings = packlist.verify(folder / "train", packlist.read_list(packlist.default_list()))
-    assert {finding.file: finding.verdict for finding in findings if finding.verdict != "missing"} == {
-        "sf15-1knodes-seed31.gfpk": "ok", "sf15-1knodes-seed32.gfpk": "ok"}
+    verdicts = {finding.file: finding.verdict for finding in findings if finding.verdict != "missing"}
+    assert {name: verdict for name, verdict in verdicts.items() if verdict not in ("ok", "partial", "extra")} == {}
+    assert all(verdicts[f"sf15-1knodes-seed{seed}.gfpk"] == "ok" for seed in (31, 32, 33, 34)), verdicts

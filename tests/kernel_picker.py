@@ -11,7 +11,8 @@ import numpy as np
 from garfish.engine.board.moves import decode, encode
 from garfish.engine.board.searchboard import SearchBoard
 from garfish.engine.search.history import History
-from garfish.engine.search.tree import TreeWork, next_move, picker_kernel, start_picker
+from garfish.engine.search.movepick import next_move, start_picker
+from garfish.engine.search.tree import TreeWork, picker_kernel
 from garfish.engine.search.tt import TranspositionTable
 from garfish.engine.types import MAX_LISTED_MOVES
 

@@ -20,7 +20,8 @@ from garfish.engine.board.searchboard import SearchBoard
 from garfish.engine.evaluation.classic import evaluate_packed
 from garfish.engine.evaluation.evalfile import DEFAULT_EVAL_FILE, load_evaluator
 from garfish.engine.evaluation.nnue import NetworkEvaluator
-from garfish.engine.search.qsearch import FRAMES, QuiescenceWork, _make, quiescence_kernel
+from garfish.engine.board.position import make_pieces
+from garfish.engine.search.qsearch import FRAMES, QuiescenceWork, quiescence_kernel
 from garfish.engine.types import INF, MAX_LISTED_MOVES, MAX_PLY, bitboards
 from conftest import run_interpreted
 from positions import random_game_boards, suite_boards
@@ -121,7 +122,7 @@ def test_a_kernel_move_makes_the_position_searchboard_makes(suite: list[chess.Bo
             move = decode(code)
             if not board.is_legal(move):
                 continue
-            child_ep = _make(state, 0, 1, board.turn, ep_of(board), code)
+            child_ep = make_pieces(state, 0, 1, board.turn, ep_of(board), code)
             search.push(move)
             assert tuple(int(bb) for bb in state[1]) == bitboards(search)[:8], (board.fen(), move.uci())
             assert child_ep == ep_of(search), (board.fen(), move.uci())

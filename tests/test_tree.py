@@ -17,10 +17,11 @@ from garfish.engine import Limits, Searcher
 from garfish.engine.board.checks import check_masks_kernel
 from garfish.engine.board.moves import MOVES_BY_CODE, decode, encode
 from garfish.engine.board.searchboard import SearchBoard
-from garfish.engine.search.tree import (
-    BLACK, CASTLING, P_EP, P_HALFMOVE, P_TURN, WHITE, _insufficient, capture_targets, castling_codes, has_legal_move,
-    make_move, pseudo_legal,
+from garfish.engine.board.position import (
+    BLACK, CASTLING, P_EP, P_HALFMOVE, P_TURN, WHITE, castling_codes, insufficient_material, make_move, pseudo_legal,
 )
+from garfish.engine.search.movepick import capture_targets
+from garfish.engine.search.tree import has_legal_move
 from garfish.engine.search.tt import TranspositionTable
 from garfish.engine.services.bench import BENCH_FENS
 from garfish.engine.types import MAX_LISTED_MOVES, bitboards
@@ -124,7 +125,7 @@ def test_legal_moves_and_bare_material_are_python_chess_answers(all_boards: list
         for square in rng.sample(pieces, max(0, len(pieces) - rng.randint(0, 2))):
             thin.remove_piece_at(square)
         work = kernel_work(thin)
-        assert _insufficient(work.pos, np.int64(0)) == thin.is_insufficient_material(), thin.fen()
+        assert insufficient_material(work.pos, np.int64(0)) == thin.is_insufficient_material(), thin.fen()
         bare += thin.is_insufficient_material()
     assert bare > 200
 

@@ -62,8 +62,8 @@ class Recorder(event.Listener):
 event.register("numba:compile", Recorder())
 import garfish.engine.search.driver, garfish.engine.evaluation.nnue  # what the launcher's set-up compiles
 # Numba compiles a function with an object-mode block twice, the second time with the block lifted
-# out: the compiled search's two ways back to Python (engine.search.tree), each a few lines.
-OBJECT_MODE = {"garfish.engine.search.tree._poll", "garfish.engine.search.tree._probe_wdl"}
+# out: the compiled search's two ways back to Python (engine.search.callbacks), each a few lines.
+OBJECT_MODE = {"garfish.engine.search.callbacks.poll", "garfish.engine.search.callbacks.probe_wdl"}
 twice = {name: count for name, count in compiled.items() if count > (2 if name in OBJECT_MODE else 1)}
 assert not twice, twice
 assert "garfish.engine.evaluation.accumulators.network_update_kernel" in compiled and len(compiled) > 20, compiled

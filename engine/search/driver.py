@@ -19,11 +19,12 @@ from garfish.engine.board.flags import packed_score
 from garfish.engine.board.moves import decode, encode
 from garfish.engine.board.searchboard import SearchBoard
 from garfish.engine.board.zobrist import zobrist
+from garfish.engine.search.callbacks import hosting
 from garfish.engine.search.history import History
 from garfish.engine.search.timeman import soft_limit, time_budget
 from garfish.engine.search.tree import (
     C_ABORTED, C_NODE_LIMIT, C_NODES, C_ROOT_BEST, C_ROOT_MOVES, C_SELDEPTH, C_STOP, C_TB_DEPTH, C_TB_PIECES,
-    C_TB_RULE50, C_TBHITS, C_NEXT_POLL, C_HANDLE, SEARCHES, TreeWork, search_kernel,
+    C_TB_RULE50, C_TBHITS, C_NEXT_POLL, TreeWork, search_kernel,
 )
 from garfish.engine.search.tt import TranspositionTable, entry_code, unpack
 from garfish.engine.search.skill import Skill
@@ -253,7 +254,6 @@ class Searcher:
             self._poll_interval = FAST_POLL_INTERVAL
         ctl = self._tree.ctl
         ctl[C_NEXT_POLL] = self._poll_interval
-        ctl[C_HANDLE] = id(self)
         max_depth = min(limits.depth, MAX_PLY - 1) if limits.depth else MAX_PLY - 1
         timed = self._maximum is not None
         # With a fixed movetime the whole budget is ours: only a clock asks to save time.
@@ -278,9 +278,8 @@ class Searcher:
         lines: list[PVLine] = []  # the last completed depth's lines, best first
 
         # The compiled search polls this searcher (the clock, the stop flag) and probes its tables
-        # through engine.search.tree's registry.
-        SEARCHES[id(self)] = self
-        try:
+        # (engine.search.callbacks).
+        with hosting(self):
             for depth in range(1, max_depth + 1):
                 if self.skip is not None and self.skip(depth):
                     continue
@@ -363,8 +362,6 @@ class Searcher:
                 if self._node_limit and self.nodes >= self._node_limit:
                     break
 
-        finally:
-            SEARCHES.pop(id(self), None)
 
         if clock and depth_done:
             self._last_score = best_score
@@ -502,7 +499,7 @@ class Searcher:
         return int(self._tree.ctl[C_TBHITS])
 
     def poll(self, nodes: int) -> bool:
-        """The compiled search's poll, every POLL_INTERVAL nodes (engine.search.tree.poll_object): publish
+        """The compiled search's poll, every POLL_INTERVAL nodes (engine.search.callbacks): publish
         the node count (publish_nodes); whether the search must stop (its stop flag, or the hard time
         limit: not while pondering, nor before depth 1 has scored every line of a MultiPV search)."""
         if self.publish_nodes is not None:

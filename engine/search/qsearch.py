@@ -29,19 +29,20 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from garfish.engine.board.bits import NONE_YET, ONE, U64
+from garfish.engine.board.bits import NONE_YET
 from garfish.engine.board.captures import (
     ATTACKER_SHIFT, CODE_MASK, GOOD_BIT, PROMOTION_BITS, TYPE_MASK, VICTIM_SHIFT, evasion_list_kernel,
     quiescence_list_kernel, quiet_checks_kernel,
 )
 from garfish.engine.board.flags import FLAG_BITS, FLAGS_MASK, ILLEGAL_FLAG, IN_CHECK_FLAG
-from garfish.engine.board.moves import PROMOTION_SHIFT, SQUARE_MASK, TO_SHIFT
+from garfish.engine.board.position import (
+    BISHOPS, BLACK, KINGS, KNIGHTS, PAWNS, QUEENS, ROOKS, WHITE, bitboards, make_pieces,
+)
 from garfish.engine.evaluation.classic import evaluate_kernel
 from garfish.engine.evaluation.accumulators import network_update_kernel
 from garfish.engine.types import INF, MATE, MAX_LISTED_MOVES, MAX_PLY, PIECE_VALUE
 
 DELTA_MARGIN = 200  # delta pruning's margin, centipawns: a capture must be able to lift the score this much past alpha
-PAWNS, KNIGHTS, BISHOPS, ROOKS, QUEENS, KINGS, BLACK, WHITE = range(8)  # a state row's bitboards
 _VALUE = np.array(PIECE_VALUE, dtype=np.int64)
 FRAMES = MAX_PLY + 2  # rows of the work arrays: one per quiescence ply, and one more for the child of the last
 # A frame (one row of `frames` per quiescence ply): the node's side to move (1: White), en passant
@@ -59,60 +60,11 @@ BITBOARDS = "uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boo
 
 
 @njit(cache=True)
-def code_squares(code):
-    """A move code's (from square, to square, promotion piece type (0: none), from bit, to bit)."""
-    from_sq = code & SQUARE_MASK
-    to_sq = (code >> TO_SHIFT) & SQUARE_MASK
-    return from_sq, to_sq, code >> PROMOTION_SHIFT, ONE << U64(from_sq), ONE << U64(to_sq)
-
-
-@njit(cache=True)
-def _make(state, parent, child, turn, ep, code):
-    """Copy-make: state row `child` is row `parent` after the move `code` (never castling) by the
-    side `turn`, as SearchBoard.push makes it; returns the child's en passant square (-1: none)."""
-    for i in range(8):
-        state[child, i] = state[parent, i]
-    from_sq, to_sq, promotion, from_bb, to_bb = code_squares(code)
-    us = WHITE if turn else BLACK
-    them = BLACK if turn else WHITE
-    state[child, us] ^= from_bb | to_bb
-    if state[child, them] & to_bb:  # the captured piece (never a king: the move is legal)
-        state[child, them] ^= to_bb
-        for kind in range(QUEENS + 1):
-            if state[child, kind] & to_bb:
-                state[child, kind] ^= to_bb
-                break
-    child_ep = -1
-    if state[child, PAWNS] & from_bb:
-        state[child, PAWNS] ^= from_bb
-        if promotion:
-            state[child, promotion - 1] |= to_bb
-        else:
-            state[child, PAWNS] |= to_bb
-            diff = to_sq - from_sq
-            if diff == 16 or diff == -16:
-                child_ep = from_sq + diff // 2
-            elif to_sq == ep and diff != 8 and diff != -8:  # en passant: the pawn passed by goes
-                captured = ONE << U64(to_sq - 8 if turn else to_sq + 8)
-                state[child, PAWNS] ^= captured
-                state[child, them] ^= captured
-        return child_ep
-    for kind in range(KNIGHTS, KINGS + 1):
-        if state[child, kind] & from_bb:
-            state[child, kind] ^= from_bb | to_bb
-            break
-    return child_ep
-
-
-@njit(cache=True)
 def _evaluate(state, row, turn, use_network, weights, params, accumulators, slot):
     """The packed evaluation of state row `row` (engine.board.flags), as the search's push_legal gets it."""
     if use_network:
-        return network_update_kernel(state[row, PAWNS], state[row, KNIGHTS], state[row, BISHOPS], state[row, ROOKS],
-                                     state[row, QUEENS], state[row, KINGS], state[row, BLACK], state[row, WHITE],
-                                     turn, weights, params, accumulators, slot)
-    return evaluate_kernel(state[row, PAWNS], state[row, KNIGHTS], state[row, BISHOPS], state[row, ROOKS],
-                           state[row, QUEENS], state[row, KINGS], state[row, BLACK], state[row, WHITE], turn)
+        return network_update_kernel(*bitboards(state, row), turn, weights, params, accumulators, slot)
+    return evaluate_kernel(*bitboards(state, row), turn)
 
 
 @njit(cache=True)
@@ -149,9 +101,7 @@ def _next_child(state, frames, lists, q, use_network, weights, params, accumulat
                 # Step 6. The quiet checks, listed only once no capture has cut off.
                 frames[q, F_STAGE] = 1
                 frames[q, F_NEXT] = 0
-                frames[q, F_COUNT] = quiet_checks_kernel(
-                    state[q, PAWNS], state[q, KNIGHTS], state[q, BISHOPS], state[q, ROOKS], state[q, QUEENS],
-                    state[q, KINGS], state[q, BLACK], state[q, WHITE], node_turn, lists[q])
+                frames[q, F_COUNT] = quiet_checks_kernel(*bitboards(state, q), node_turn, lists[q])
                 continue
             return False
         entry = lists[q, frames[q, F_NEXT]]
@@ -164,7 +114,7 @@ def _next_child(state, frames, lists, q, use_network, weights, params, accumulat
             # Step 5. Skip captures that lose material, and under-promotions.
             if not entry & GOOD_BIT:
                 continue
-        child_ep = _make(state, q, q + 1, node_turn, frames[q, F_EP], entry & CODE_MASK)
+        child_ep = make_pieces(state, q, q + 1, node_turn, frames[q, F_EP], entry & CODE_MASK)
         child_packed = _evaluate(state, q + 1, not node_turn, use_network, weights, params, accumulators,
                                  slot + q + 1)
         if child_packed & ILLEGAL_FLAG:
@@ -207,9 +157,8 @@ def _search(ply, use_network, weights, params, accumulators, slot, budget, state
                 frames[q, F_BEST] = -INF
                 frames[q, F_STAND] = -INF
                 frames[q, F_CHECKS] = 0
-                frames[q, F_COUNT] = evasion_list_kernel(
-                    state[q, PAWNS], state[q, KNIGHTS], state[q, BISHOPS], state[q, ROOKS], state[q, QUEENS],
-                    state[q, KINGS], state[q, BLACK], state[q, WHITE], node_turn, frames[q, F_EP], lists[q])
+                frames[q, F_COUNT] = evasion_list_kernel(*bitboards(state, q), node_turn, frames[q, F_EP],
+                                                         lists[q])
                 frames[q, F_NEXT] = 0
                 frames[q, F_STAGE] = 0
                 result = NO_RESULT
@@ -226,8 +175,7 @@ def _search(ply, use_network, weights, params, accumulators, slot, budget, state
                     frames[q, F_STAND] = stand_pat
                     # Step 3. Only captures of pieces that could lift the score above alpha.
                     count = quiescence_list_kernel(
-                        state[q, PAWNS], state[q, KNIGHTS], state[q, BISHOPS], state[q, ROOKS], state[q, QUEENS],
-                        state[q, KINGS], state[q, BLACK], state[q, WHITE], node_turn, frames[q, F_EP],
+                        *bitboards(state, q), node_turn, frames[q, F_EP],
                         node_packed & FLAGS_MASK, frames[q, F_ALPHA] - stand_pat - DELTA_MARGIN, lists[q])
                     if count < 0:
                         if frames[q, F_CHECKS] == 0:

@@ -5,26 +5,24 @@ searchmoves, the time manager, the info lines, the strength limit, the tablebase
 each of its root searches is one call of search_kernel, which searches the root and every node
 below it (negamax, principal variation search, fail-soft) in the `# Step N.` order below, on its
 own bitboard state, with the quiescence search of engine.search.qsearch at the horizon. Nothing below the
-root calls Python, except a Syzygy probe (an object-mode block, only with tables set and few pieces).
+root calls Python but the poll and a Syzygy probe (engine.search.callbacks).
 
-The state. A row of `pos` per ply holds the position (python-chess's eight bitboards, in
-engine.search.qsearch's row order, then the castling rights and the Zobrist key), a row of `posi` its side
-to move, en passant square (-1: none), halfmove clock and the evaluation kernel's packed result
-(engine.board.flags). A child is made by copy-make from its parent's row, exactly as python-chess's push
-makes it (castling in both chesses, en passant, the rights, the clocks), and evaluated into its
-ply's accumulators (engine.evaluation.nnue, slot = ply) or by the hand-written kernel; a child whose side to
-move could take the king is dropped. The move picker's work (tests/reference_picker.py's stages: the TT
-move, the good captures, the killers, the quiet moves, the bad captures; pick_evasions' in check)
-lives in the node's work rows, one set a ply; the killers, the butterfly history and the TT are the
-driver's arrays, which persist between calls.
+The state. A pair of rows per ply, one of `pos` and one of `posi`, holds a position as
+engine.board.position lays it out (the eight bitboards, the castling rights, the key; the side to
+move, en passant square, halfmove clock and the evaluation kernel's packed result). A child is made
+by that module's copy-make (make_move) from its parent's row and evaluated into its ply's
+accumulators (engine.evaluation.nnue, slot = ply) or by the hand-written kernel; a child whose side to
+move could take the king is dropped. The move picker (engine.search.movepick) works in the node's
+work rows, one set a ply; the killers, the butterfly history and the TT are the driver's arrays,
+which persist between calls.
 
 The control array `ctl` (C_* fields) carries what the driver and the kernel tell each other: the
 node count, the deepest ply, the tablebase hits and the root's best move so far (the kernel's),
 the node limit, the tablebase settings, the table's generation (the driver's), and C_STOP, which
 the driver sets from any thread while the kernel runs without the GIL (Searcher.stop, a ponderhit
 past the time): the kernel reads it at every node. Every few hundred nodes (C_NEXT_POLL) the
-kernel polls the driver in an object-mode block (the clock's hard limit, the caller's stop flag, a
-helper's node count), as the Python search polled. A node limit is exact: the search stops at the
+kernel polls its host, the driver (engine.search.callbacks: the clock's hard limit, the caller's stop
+flag, a helper's node count), as the Python search polled. A node limit is exact: the search stops at the
 node that reaches it (C_ABORTED set), and its result then means nothing.
 
 The steps and their order are those of the Python search they replace (tests/reference_search.py
@@ -38,23 +36,26 @@ from typing import TYPE_CHECKING
 
 import chess
 import numpy as np
-from numba import njit, objmode
+from numba import njit
 
-from garfish.engine.board.bits import NONE_YET, ONE, U64, ZERO, lsb, msb, popcount
+from garfish.engine.board.bits import NONE_YET, ONE, U64, ZERO, popcount
 from garfish.engine.board.captures import (
-    _INDEX_SHIFT, _KEY_SHIFT, _SORT_BIAS, CODE_MASK, ESCAPE_BONUS, GOOD_BIT, _attacks, _piece_at, _sort_packed,
-    attacked_pieces_kernel, capture_list_kernel, evasion_order_kernel, quiet_list_kernel,
+    CODE_MASK, _piece_at, capture_list_kernel, evasion_order_kernel, quiet_list_kernel,
 )
-from garfish.engine.board.checks import BETWEEN, check_masks_kernel, gives_check_kernel, threats_kernel
-from garfish.engine.board.flags import FLAG_BITS, FLAGS_MASK, ILLEGAL_FLAG, IN_CHECK_FLAG, PROMOTION_FLAG
-from garfish.engine.board.moves import PROMOTION_SHIFT, SQUARE_MASK, TO_SHIFT, decode
-from garfish.engine.board.see import _attackers_to
-from garfish.engine.board.zobrist import zobrist_kernel
-from garfish.engine.search.history import HISTORY_MAX, history_bonus
-from garfish.engine.search.qsearch import (
-    BISHOPS, BLACK, KINGS, KNIGHTS, PAWNS, QUEENS, ROOKS, WHITE, QuiescenceWork, _evaluate, _make, _search,
-    _start,
+from garfish.engine.board.checks import gives_check_kernel, threats_kernel
+from garfish.engine.board.flags import FLAG_BITS, ILLEGAL_FLAG, IN_CHECK_FLAG
+from garfish.engine.board.moves import SQUARE_MASK, TO_SHIFT, decode
+from garfish.engine.board.position import (
+    CASTLING, KEY, KING, P_EP, P_HALFMOVE, P_PACKED, P_TURN, PAWNS, POS_FIELDS, POSI_FIELDS, BLACK, WHITE, ROOKS,
+    QUEENS, KINGS, bitboards, castling_codes, insufficient_material, is_quiet, make_move, make_null, position_key,
 )
+from garfish.engine.search.callbacks import NO_WDL, poll, probe_wdl
+from garfish.engine.search.history import history_bonus
+from garfish.engine.search.movepick import (
+    L_MASKS, L_TRIED, M_CHECK_SQUARES, M_DISCOVERERS, M_MOVERS, MASK_FIELDS, NODE_ROWS, QUIETS_ROW,
+    STATE_ROW, TRIED_ROW, capture_targets, history_update, make_masks, next_move, record_killer, start_picker,
+)
+from garfish.engine.search.qsearch import QuiescenceWork, _evaluate, _search, _start
 from garfish.engine.search.tt import entry_fields, probe_kernel, store_kernel, value_from_tt, value_to_tt
 from garfish.engine.types import (
     DRAW, EXACT, INF, LOWER, MATE, MATE_BOUND, MAX_LISTED_MOVES, MAX_PLY, PIECE_VALUE, TB_WIN, UPPER,
@@ -87,36 +88,14 @@ NO_BUDGET = 1 << 62        # the quiescence kernel's node budget without a node 
 LMR_TABLE = np.array([[int(0.75 + math.log(d) * math.log(m) / 2.25) if d and m else 0 for m in range(64)]
                       for d in range(64)], dtype=np.int64)
 
-# A row of `pos` (uint64): the eight bitboards (engine.search.qsearch's order), the castling rights, the key.
-CASTLING, KEY = 8, 9
-POS_FIELDS = 10
-# A row of `posi` (int64): the side to move (1: White), the en passant square, the halfmove clock,
-# the evaluation kernel's packed result.
-P_TURN, P_EP, P_HALFMOVE, P_PACKED = 0, 1, 2, 3
-POSI_FIELDS = 4
 ROWS = MAX_PLY + 4  # plies of the state arrays: the deepest node is at MAX_PLY - 1, its children one more
 
 # The control array (int64): written by the kernel (C_NODES .. C_ABORTED), by the driver (the rest).
 (C_NODES, C_SELDEPTH, C_TBHITS, C_ROOT_BEST, C_ABORTED, C_STOP, C_NODE_LIMIT, C_AGE, C_GAME_KEYS, C_NETWORK,
- C_CHESS960, C_TB_PIECES, C_TB_DEPTH, C_TB_RULE50, C_HANDLE, C_ROOT_MOVES, C_NEXT_POLL) = range(17)
-CONTROL_FIELDS = 17
+ C_CHESS960, C_TB_PIECES, C_TB_DEPTH, C_TB_RULE50, C_ROOT_MOVES, C_NEXT_POLL) = range(16)
+CONTROL_FIELDS = 16
 
-# A node's work rows (int64[NODE_ROWS, MAX_LISTED_MOVES], one set a ply): row 0 its picker's state
-# (the L_* fields), row 1 the quiet moves tried (codes), row 2 the capture (or evasion) list, row 3
-# the quiet list. Its row of `masks` (uint64): check_masks_kernel's three, then the capture targets.
-STATE_ROW, TRIED_ROW, CAPTURES_ROW, QUIETS_ROW = range(4)
-NODE_ROWS = 4
-MASK_FIELDS = 4
-# The picker's state: the stage and the next index in its list, the TT move's code (-1: none, or
-# not pseudo-legal here), the killers the killers' stage yields (-1: none), the capture list's
-# length, the quiet list's, in check where the evasion list's good captures and quiet moves end,
-# whether the node is in check (evasions), whether its check masks are made, the quiet moves tried.
-(L_STAGE, L_NEXT, L_TT, L_KILLER1, L_KILLER2, L_CAPTURES, L_QUIETS, L_GOOD_END, L_QUIET_END, L_EVASIONS, L_MASKS,
- L_TRIED) = range(12)
-# The picker's stages (tests/reference_picker.py's Stage).
-TT_STAGE, GOOD_STAGE, KILLER_STAGE, QUIET_STAGE, BAD_STAGE, END_STAGE = range(6)
 
-NO_WDL = 99  # _probe_wdl: the position is not in the tables
 _NO_CODE = np.int64(-1)
 _TRUE, _FALSE = np.bool_(True), np.bool_(False)  # typed, not literals (engine.board.bits.NONE_YET)
 _ONE = np.int64(1)
@@ -132,277 +111,12 @@ _LAST_RANKS = U64(chess.BB_RANK_1 | chess.BB_RANK_8)
 _QUEEN_VALUE, _ROOK_VALUE = np.int64(PIECE_VALUE[chess.QUEEN]), np.int64(PIECE_VALUE[chess.ROOK])
 
 
-# ------------------------------------------------------------------------------------ the board
-
-@njit(cache=True)
-def _clean_rights(castling, rooks, kings, black, white, chess960):
-    """python-chess's clean_castling_rights for a board with no move stack: the rights whose rook
-    and king stand where castling needs them (e1/e8 and the corners in standard chess)."""
-    rights = castling & rooks
-    white_rights = rights & _RANK_1 & white
-    black_rights = rights & _RANK_8 & black
-    if not chess960:
-        white_rights &= _A1_H1
-        black_rights &= _A8_H8
-        if not white & kings & _E1:
-            white_rights = ZERO
-        if not black & kings & _E8:
-            black_rights = ZERO
-        return white_rights | black_rights
-    clean = ZERO
-    for side in range(2):
-        own_rights = white_rights if side == 0 else black_rights
-        king = (white & _RANK_1 if side == 0 else black & _RANK_8) & kings
-        if not king or not own_rights:
-            continue
-        a_side = own_rights & (~own_rights + ONE)
-        h_side = ONE << msb(own_rights)
-        if msb(a_side) > msb(king):
-            a_side = ZERO
-        if msb(h_side) < msb(king):
-            h_side = ZERO
-        clean |= a_side | h_side
-    return clean
-
-
-@njit(cache=True)
-def castling_codes(pos, posi, ply, chess960):
-    """python-chess's generate_castling_moves for the side to move of row `ply`, in its order (the
-    h-side first): the two codes (-1: none), as python-chess writes them (e1g1 in standard chess,
-    the king onto its rook in Chess960)."""
-    pawns, knights, bishops = pos[ply, PAWNS], pos[ply, KNIGHTS], pos[ply, BISHOPS]
-    rooks, queens, kings = pos[ply, ROOKS], pos[ply, QUEENS], pos[ply, KINGS]
-    black, white = pos[ply, BLACK], pos[ply, WHITE]
-    turn = posi[ply, P_TURN] != 0
-    first = second = _NO_CODE
-    backrank = _RANK_1 if turn else _RANK_8
-    own = white if turn else black
-    enemy = black if turn else white
-    king = own & kings & backrank
-    if not king:
-        return first, second
-    king &= ~king + ONE
-    king_sq = np.int64(lsb(king))
-    occ = white | black
-    candidates = _clean_rights(pos[ply, CASTLING], rooks, kings, black, white, chess960) & backrank
-    while candidates:
-        candidate = np.int64(msb(candidates))
-        rook = ONE << U64(candidate)
-        candidates ^= rook
-        a_side = rook < king
-        king_to_sq = (2 if a_side else 6) + (0 if turn else 56)
-        rook_to_sq = (3 if a_side else 5) + (0 if turn else 56)
-        king_to = ONE << U64(king_to_sq)
-        rook_to = ONE << U64(rook_to_sq)
-        king_path = BETWEEN[king_sq, king_to_sq]
-        rook_path = BETWEEN[candidate, rook_to_sq]
-        if (occ ^ king ^ rook) & (king_path | rook_path | king_to | rook_to):
-            continue
-        attacked = False
-        path = king_path | king
-        while path:
-            sq = np.int64(msb(path))
-            path ^= ONE << U64(sq)
-            if _attackers_to(sq, occ ^ king, pawns, knights, bishops, rooks, queens, kings, black, white) & enemy:
-                attacked = True
-                break
-        if attacked or _attackers_to(king_to_sq, occ ^ king ^ rook ^ rook_to, pawns, knights, bishops, rooks, queens,
-                                     kings, black, white) & enemy:
-            continue
-        to_sq = candidate
-        if not chess960 and (king_sq == 4 or king_sq == 60):  # python-chess's _from_chess960
-            if candidate == king_sq + 3:
-                to_sq = king_sq + 2
-            elif candidate == king_sq - 4:
-                to_sq = king_sq - 2
-        code = king_sq | (to_sq << TO_SHIFT)
-        if first < 0:
-            first = code
-        else:
-            second = code
-    return first, second
-
-
-@njit(cache=True)
-def _is_castling(code, kings, own):
-    """Whether a king's move is castling: onto its own rook (Chess960's form) or by two squares."""
-    from_sq = code & SQUARE_MASK
-    to_sq = (code >> TO_SHIFT) & SQUARE_MASK
-    if not kings & (ONE << U64(from_sq)):
-        return False
-    return bool(own & (ONE << U64(to_sq))) or to_sq - from_sq == 2 or from_sq - to_sq == 2
-
-
-@njit(cache=True)
-def make_move(pos, posi, ply, code, chess960):
-    """Copy-make: row ply + 1 is row ply after the move `code` (pseudo-legal), as python-chess's push
-    (engine.board.SearchBoard.push in standard chess) makes it: bitboards, castling rights, side to
-    move, en passant square and halfmove clock (the key and evaluation are the caller's)."""
-    child = ply + 1
-    turn = posi[ply, P_TURN] != 0
-    us = WHITE if turn else BLACK
-    them = BLACK if turn else WHITE
-    from_sq = code & SQUARE_MASK
-    to_sq = (code >> TO_SHIFT) & SQUARE_MASK
-    from_bb = ONE << U64(from_sq)
-    to_bb = ONE << U64(to_sq)
-    castling = pos[ply, CASTLING]
-    if chess960:
-        castling = _clean_rights(castling, pos[ply, ROOKS], pos[ply, KINGS], pos[ply, BLACK], pos[ply, WHITE],
-                                 chess960)
-    castling &= ~(from_bb | to_bb)
-    ep = posi[ply, P_EP]
-    halfmove = posi[ply, P_HALFMOVE] + 1
-    posi[child, P_TURN] = 0 if turn else 1
-    if pos[ply, KINGS] & from_bb:
-        castling &= ~(_RANK_1 if turn else _RANK_8)
-        if _is_castling(code, pos[ply, KINGS], pos[ply, us]):
-            for i in range(8):
-                pos[child, i] = pos[ply, i]
-            a_side = to_sq < from_sq
-            back = 0 if turn else 56
-            rook_sq = to_sq if pos[ply, us] & to_bb else (back if a_side else back + 7)
-            rook_bb = ONE << U64(rook_sq)
-            king_to = ONE << U64(back + (2 if a_side else 6))
-            rook_to = ONE << U64(back + (3 if a_side else 5))
-            pos[child, KINGS] = (pos[child, KINGS] & ~from_bb) | king_to  # either may not move (Chess960)
-            pos[child, ROOKS] = (pos[child, ROOKS] & ~rook_bb) | rook_to
-            pos[child, us] = (pos[child, us] & ~(from_bb | rook_bb)) | king_to | rook_to
-            pos[child, CASTLING] = castling
-            posi[child, P_EP] = -1
-            posi[child, P_HALFMOVE] = halfmove
-            return
-    if pos[ply, them] & to_bb or pos[ply, PAWNS] & from_bb:  # a capture or a pawn's move
-        halfmove = 0
-    child_ep = _make(pos, ply, child, turn, ep, code)
-    pos[child, CASTLING] = castling
-    posi[child, P_EP] = child_ep
-    posi[child, P_HALFMOVE] = halfmove
-
-
-@njit(cache=True)
-def _make_null(pos, posi, ply):
-    """Row ply + 1 is row ply after a null move: the other side to move, no en passant square."""
-    for i in range(POS_FIELDS):
-        pos[ply + 1, i] = pos[ply, i]
-    posi[ply + 1, P_TURN] = 1 - posi[ply, P_TURN]
-    posi[ply + 1, P_EP] = -1
-    posi[ply + 1, P_HALFMOVE] = posi[ply, P_HALFMOVE] + 1
-
-
-@njit(cache=True)
-def position_key(pos, posi, ply):
-    """The Zobrist key of row ply (engine.board.zobrist, from its raw castling rights as the search's board has
-    them)."""
-    return zobrist_kernel(pos[ply, PAWNS], pos[ply, KNIGHTS], pos[ply, BISHOPS], pos[ply, ROOKS], pos[ply, QUEENS],
-                          pos[ply, KINGS], pos[ply, BLACK], pos[ply, WHITE], posi[ply, P_TURN] != 0,
-                          pos[ply, CASTLING], posi[ply, P_EP])
-
-
-@njit(cache=True)
-def _insufficient(pos, ply):
-    """python-chess's is_insufficient_material (both sides, by material and bishop colours)."""
-    pawns, knights, bishops = pos[ply, PAWNS], pos[ply, KNIGHTS], pos[ply, BISHOPS]
-    rooks, queens, kings = pos[ply, ROOKS], pos[ply, QUEENS], pos[ply, KINGS]
-    for side in range(2):
-        own = pos[ply, WHITE] if side == 0 else pos[ply, BLACK]
-        other = pos[ply, BLACK] if side == 0 else pos[ply, WHITE]
-        if own & (pawns | rooks | queens):
-            return False
-        if own & knights:
-            if popcount(own) > 2 or other & ~kings & ~queens:
-                return False
-        elif own & bishops:
-            same_colour = not bishops & _DARK or not bishops & _LIGHT
-            if not same_colour or pawns != ZERO or knights != ZERO:
-                return False
-    return True
-
-
-@njit(cache=True)
-def pseudo_legal(code, pos, posi, ply, chess960, scratch):
-    """python-chess's is_pseudo_legal for the move `code` in row ply (a TT move or a killer comes from
-    another position): castling by its rules, a pawn's capture, en passant or promotion looked up in
-    capture_list_kernel's list (written into scratch)."""
-    pawns, knights, bishops = pos[ply, PAWNS], pos[ply, KNIGHTS], pos[ply, BISHOPS]
-    rooks, queens, kings = pos[ply, ROOKS], pos[ply, QUEENS], pos[ply, KINGS]
-    black, white = pos[ply, BLACK], pos[ply, WHITE]
-    turn = posi[ply, P_TURN] != 0
-    from_sq = code & SQUARE_MASK
-    to_sq = (code >> TO_SHIFT) & SQUARE_MASK
-    promotion = code >> PROMOTION_SHIFT
-    from_bb = ONE << U64(from_sq)
-    to_bb = ONE << U64(to_sq)
-    if code == 0:
-        return False
-    own = white if turn else black
-    if not own & from_bb:
-        return False
-    occ = white | black
-    piece = _piece_at(from_bb, pawns, knights, bishops, rooks, queens)
-    if promotion and (piece != 1 or not to_bb & (_RANK_8 if turn else _RANK_1)):
-        return False
-    if piece == 6:
-        first, second = castling_codes(pos, posi, ply, chess960)
-        if code == first or code == second:
-            return True
-    if to_bb & own:
-        return False
-    if piece != 1:
-        return (_attacks(from_sq, piece, occ) & to_bb) != ZERO
-    if not promotion and not to_bb & occ and not to_bb & _LAST_RANKS:
-        step = 8 if turn else -8
-        if to_sq == from_sq + step:
-            return True
-        if (to_sq == from_sq + 2 * step and from_bb & _PAWN_RANK[1 if turn else 0]
-                and not (ONE << U64(from_sq + step)) & occ):
-            return True
-    if promotion and not to_bb & occ and to_sq == from_sq + (8 if turn else -8):
-        return True
-    count = capture_list_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, posi[ply, P_EP],
-                                _ALL, scratch)
-    for i in range(count):
-        if scratch[i] & CODE_MASK == code:
-            return True
-    return False
-
-
-@njit(cache=True)
-def _is_quiet(code, pos, posi, ply):
-    """Not a promotion, nothing on the target, and not a pawn onto the en passant square."""
-    to_sq = (code >> TO_SHIFT) & SQUARE_MASK
-    if code >> PROMOTION_SHIFT:
-        return False
-    turn = posi[ply, P_TURN] != 0
-    if (ONE << U64(to_sq)) & (pos[ply, BLACK] if turn else pos[ply, WHITE]):
-        return False
-    return not (to_sq == posi[ply, P_EP] and pos[ply, PAWNS] & (ONE << U64(code & SQUARE_MASK)))
-
-
-@njit(cache=True)
-def _is_capture(code, pos, posi, ply):
-    """python-chess's is_capture: either square an enemy's, or en passant."""
-    from_sq = code & SQUARE_MASK
-    to_sq = (code >> TO_SHIFT) & SQUARE_MASK
-    from_bb = ONE << U64(from_sq)
-    to_bb = ONE << U64(to_sq)
-    them = pos[ply, BLACK] if posi[ply, P_TURN] != 0 else pos[ply, WHITE]
-    if (from_bb | to_bb) & them:
-        return True
-    diff = to_sq - from_sq
-    return (to_sq == posi[ply, P_EP] and (pos[ply, PAWNS] & from_bb) != ZERO
-            and not (pos[ply, WHITE] | pos[ply, BLACK]) & to_bb and (diff == 7 or diff == 9 or diff == -7
-                                                                     or diff == -9))
-
-
 @njit(cache=True)
 def has_legal_move(pos, posi, ply, chess960, scratch, use_network, weights, params, accumulators):
     """python-chess's any(generate_legal_moves()) for row ply: some pseudo-legal move (captures and
     promotions, quiet moves, castling; evasions in check) that leaves the king safe, each made in
     row ply + 1 and tested by the evaluation's legality flag (its accumulators' slot then holds it)."""
-    pawns, knights, bishops = pos[ply, PAWNS], pos[ply, KNIGHTS], pos[ply, BISHOPS]
-    rooks, queens, kings = pos[ply, ROOKS], pos[ply, QUEENS], pos[ply, KINGS]
-    black, white = pos[ply, BLACK], pos[ply, WHITE]
+    pawns, knights, bishops, rooks, queens, kings, black, white = bitboards(pos, ply)
     turn = posi[ply, P_TURN] != 0
     ep = posi[ply, P_EP]
     for part in range(2):
@@ -428,283 +142,7 @@ def has_legal_move(pos, posi, ply, chess960, scratch, use_network, weights, para
     return False
 
 
-# --------------------------------------------------------------------------------- the picker
-
-@njit(cache=True)
-def _history_update(history, turn, code, tried, count, bonus):
-    """engine.search.history's arithmetic: reward the quiet move `code` that cut off, punish the quiet
-    moves tried before it (tried[:count], codes)."""
-    base = 4096 if turn else 0
-    i = base + (code & SQUARE_MASK) * 64 + ((code >> TO_SHIFT) & SQUARE_MASK)
-    history[i] += bonus - history[i] * bonus // HISTORY_MAX
-    for k in range(count):
-        move = tried[k]
-        j = base + (move & SQUARE_MASK) * 64 + ((move >> TO_SHIFT) & SQUARE_MASK)
-        history[j] -= bonus + history[j] * bonus // HISTORY_MAX
-
-
-@njit(cache=True)
-def record_killer(killers, ply, code):
-    """A quiet move cut off at this ply: the first killer, the old first the second (unless the same)."""
-    if killers[ply, 0] != code:
-        killers[ply, 1] = killers[ply, 0]
-        killers[ply, 0] = code
-
-
-@njit(cache=True)
-def capture_targets(pos, posi, ply):
-    """Step 8's capture hints for row ply: only enemy pieces of the kinds the evaluation says are
-    attacked can be captured (and the en passant square); every square in check or with a pawn
-    about to promote."""
-    packed = posi[ply, P_PACKED]
-    flags = packed & FLAGS_MASK
-    if packed & IN_CHECK_FLAG or flags & PROMOTION_FLAG:
-        return _ALL
-    turn = posi[ply, P_TURN] != 0
-    targets = attacked_pieces_kernel(flags, -INF, pos[ply, PAWNS], pos[ply, KNIGHTS], pos[ply, BISHOPS],
-                                     pos[ply, ROOKS], pos[ply, QUEENS]) & (pos[ply, BLACK] if turn else pos[ply, WHITE])
-    if posi[ply, P_EP] >= 0:
-        targets |= ONE << U64(posi[ply, P_EP])
-    return targets
-
-
-@njit(cache=True)
-def start_picker(node, masks, pos, posi, ply, tt_code, targets, masked, chess960):
-    """Set up the picker of the node at row ply (its evaluation's in-check flag chooses the
-    evasions): the TT move (-1: none) kept if pseudo-legal, the capture targets (a superset of the
-    squares it can capture on), and with `masked` the check masks, so that the quiet stage lists
-    only the moves that may give check."""
-    loop = node[STATE_ROW]
-    loop[L_STAGE] = TT_STAGE
-    loop[L_NEXT] = 0
-    loop[L_CAPTURES] = 0
-    loop[L_QUIETS] = 0
-    loop[L_TRIED] = 0
-    loop[L_KILLER1] = -1
-    loop[L_KILLER2] = -1
-    loop[L_EVASIONS] = 1 if posi[ply, P_PACKED] & IN_CHECK_FLAG else 0
-    loop[L_TT] = tt_code if tt_code > 0 and pseudo_legal(tt_code, pos, posi, ply, chess960, node[QUIETS_ROW]) else -1
-    masks[3] = targets
-    loop[L_MASKS] = 0
-    if masked:
-        _make_masks(masks, pos, posi, ply)
-        loop[L_MASKS] = 1
-
-
-@njit(cache=True)
-def _make_masks(masks, pos, posi, ply):
-    """The node's check masks (check_masks_kernel's three) into its row of masks."""
-    masks[0], masks[1], masks[2] = check_masks_kernel(pos[ply, PAWNS], pos[ply, KNIGHTS], pos[ply, BISHOPS],
-                                                      pos[ply, ROOKS], pos[ply, QUEENS], pos[ply, KINGS],
-                                                      pos[ply, BLACK], pos[ply, WHITE], posi[ply, P_TURN] != 0)
-
-
-@njit(cache=True)
-def _usable_killer(code, tt_code, pos, posi, ply, chess960, scratch):
-    """tests/reference_picker.py's usable_killer: the killer `code` (-1: none) when its stage yields it (not the
-    TT move, quiet, pseudo-legal here), else -1."""
-    if code < 0 or code == tt_code or code >> PROMOTION_SHIFT or _is_capture(code, pos, posi, ply):
-        return _NO_CODE
-    return code if pseudo_legal(code, pos, posi, ply, chess960, scratch) else _NO_CODE
-
-
-@njit(cache=True)
-def _evasion_quiets(node, loop, tt_code, pos, posi, ply, history):
-    """pick_evasions' quiet stage: the quiet evasions left (not the TT move nor a killer) into the
-    quiet row, sorted as tests/reference_picker.py's sort_quiets sorts them (stably: a piece en prise first,
-    then by history); their number."""
-    turn = posi[ply, P_TURN] != 0
-    threatened = threats_kernel(pos[ply, PAWNS], pos[ply, KNIGHTS], pos[ply, BISHOPS], pos[ply, ROOKS],
-                                pos[ply, QUEENS], pos[ply, KINGS], pos[ply, BLACK], pos[ply, WHITE], turn)
-    base = 4096 if turn else 0
-    count = NONE_YET
-    for i in range(loop[L_GOOD_END], loop[L_QUIET_END]):
-        code = node[CAPTURES_ROW, i]
-        if code < 0 or code == tt_code:
-            continue
-        from_sq = code & SQUARE_MASK
-        key = history[base + from_sq * 64 + ((code >> TO_SHIFT) & SQUARE_MASK)]
-        if threatened & (ONE << U64(from_sq)):
-            key += ESCAPE_BONUS
-        node[QUIETS_ROW, count] = ((key + _SORT_BIAS) << _KEY_SHIFT) | ((255 - count) << _INDEX_SHIFT) | code
-        count += 1
-    _sort_packed(node[QUIETS_ROW], count)
-    return count
-
-
-@njit(cache=True)
-def _stage_start(node, masks, pos, posi, ply, killers, history, chess960):
-    """Make the list of the stage the node's picker has just entered (tests/reference_picker.py's, lazily: the
-    quiet moves are listed and sorted only when reached, the history then as the moves before left it)."""
-    loop = node[STATE_ROW]
-    stage = loop[L_STAGE]
-    evasions = loop[L_EVASIONS] != 0
-    tt_code = loop[L_TT]
-    pawns, knights, bishops = pos[ply, PAWNS], pos[ply, KNIGHTS], pos[ply, BISHOPS]
-    rooks, queens, kings = pos[ply, ROOKS], pos[ply, QUEENS], pos[ply, KINGS]
-    black, white = pos[ply, BLACK], pos[ply, WHITE]
-    turn = posi[ply, P_TURN] != 0
-    ep = posi[ply, P_EP]
-    if stage == GOOD_STAGE:
-        if evasions:  # the evasions, grouped (tests/reference_picker.py's pick_evasions)
-            loop[L_GOOD_END], loop[L_QUIET_END], loop[L_CAPTURES] = evasion_order_kernel(
-                pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, node[CAPTURES_ROW])
-        elif masks[3]:
-            loop[L_CAPTURES] = capture_list_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn,
-                                                   ep, masks[3], node[CAPTURES_ROW])
-    elif stage == KILLER_STAGE:
-        killer1 = killers[ply, 0]
-        killer2 = killers[ply, 1]
-        if evasions:  # the killers that are quiet evasions (not the TT move), taken out of them
-            found1 = found2 = _NO_CODE
-            for which in range(2):
-                killer = killer1 if which == 0 else killer2
-                if killer < 0 or killer == tt_code:
-                    continue
-                for i in range(loop[L_GOOD_END], loop[L_QUIET_END]):
-                    if node[CAPTURES_ROW, i] == killer:
-                        node[CAPTURES_ROW, i] = _NO_CODE
-                        if found1 < 0:
-                            found1 = killer
-                        else:
-                            found2 = killer
-                        break
-            loop[L_KILLER1], loop[L_KILLER2] = found1, found2
-        else:
-            first = _usable_killer(killer1, tt_code, pos, posi, ply, chess960, node[QUIETS_ROW])
-            second = _NO_CODE
-            if killer2 != first:
-                second = _usable_killer(killer2, tt_code, pos, posi, ply, chess960, node[QUIETS_ROW])
-            loop[L_KILLER1], loop[L_KILLER2] = first, second
-    elif stage == QUIET_STAGE:
-        if evasions:
-            loop[L_QUIETS] = _evasion_quiets(node, loop, tt_code, pos, posi, ply, history)
-        else:
-            castle_a = castle_b = _NO_CODE
-            masked = loop[L_MASKS] != 0
-            if not masked and pos[ply, CASTLING] & (_RANK_1 if turn else _RANK_8):
-                castle_a, castle_b = castling_codes(pos, posi, ply, chess960)
-            loop[L_QUIETS] = quiet_list_kernel(
-                pawns, knights, bishops, rooks, queens, kings, black, white, turn, masks[0], masks[1], masks[2],
-                masked, castle_a, castle_b, tt_code, loop[L_KILLER1], loop[L_KILLER2], history, node[QUIETS_ROW])
-
-
-@njit(cache=True)
-def next_move(node, masks, pos, posi, ply, killers, history, chess960):
-    """The node's next move by the picker's stages (tests/reference_picker.py's pick_moves, pick_evasions in
-    check), every pseudo-legal move once; -1 when none is left."""
-    loop = node[STATE_ROW]
-    evasions = loop[L_EVASIONS] != 0
-    tt_code = loop[L_TT]
-    while True:
-        stage = loop[L_STAGE]
-        index = loop[L_NEXT]
-        if stage == END_STAGE:
-            return _NO_CODE
-        if index == 0:
-            _stage_start(node, masks, pos, posi, ply, killers, history, chess960)
-        loop[L_NEXT] = index + 1
-        code = -1
-        if stage == TT_STAGE:
-            if index == 0:
-                code = tt_code
-            else:
-                code = -2  # the stage's end
-        elif stage == GOOD_STAGE:
-            end = loop[L_GOOD_END] if evasions else loop[L_CAPTURES]
-            if index >= end:
-                code = -2
-            else:
-                entry = node[CAPTURES_ROW, index]
-                if evasions or entry & GOOD_BIT:
-                    code = entry & CODE_MASK
-        elif stage == KILLER_STAGE:
-            if index == 0:
-                code = loop[L_KILLER1]
-            elif index == 1:
-                code = loop[L_KILLER2]
-            else:
-                code = -2
-        elif stage == QUIET_STAGE:
-            code = node[QUIETS_ROW, index] & CODE_MASK if index < loop[L_QUIETS] else -2
-        else:  # BAD_STAGE
-            at = loop[L_QUIET_END] + index if evasions else index
-            if at >= loop[L_CAPTURES]:
-                code = -2
-            else:
-                entry = node[CAPTURES_ROW, at]
-                if evasions or not entry & GOOD_BIT:
-                    code = entry & CODE_MASK
-        if code == -2:
-            loop[L_STAGE] = stage + 1
-            loop[L_NEXT] = 0
-            continue
-        if code < 0:
-            continue
-        if (stage == GOOD_STAGE or stage == BAD_STAGE) and code == tt_code:
-            continue
-        return code
-
-
-# ----------------------------------------------------------------------------- back to Python
-
-# The searches running a kernel, by the handle the driver puts in C_HANDLE (a kernel cannot hold a
-# Python object): engine.search.Searcher registers itself for its search's duration. Its poll
-# (the clock, the stop flag, a helper's node count) and its tablebases are reached through it.
-SEARCHES: dict = {}
-
-
-def poll_object(handle: int, nodes: int) -> int:
-    """The search's poll at `nodes` (engine.search.Searcher.poll): 1 when it must stop, else 0."""
-    search = SEARCHES.get(handle)
-    return 0 if search is None else int(search.poll(int(nodes)))
-
-
-def probe_wdl_object(handle: int, pawns: int, knights: int, bishops: int, rooks: int, queens: int, kings: int,
-                     black: int, white: int, turn: bool, ep: int, halfmove: int) -> int:
-    """The search's tables' WDL of the position (engine.services.syzygy.Tablebases.probe_wdl), NO_WDL when
-    not in them."""
-    search = SEARCHES.get(handle)
-    tablebase = None if search is None else search.tablebase
-    if tablebase is None:
-        return NO_WDL
-    board = chess.Board(None)
-    board.pawns, board.knights, board.bishops = int(pawns), int(knights), int(bishops)
-    board.rooks, board.queens, board.kings = int(rooks), int(queens), int(kings)
-    board.occupied_co[chess.BLACK], board.occupied_co[chess.WHITE] = int(black), int(white)
-    board.occupied = int(black) | int(white)
-    board.turn = bool(turn)
-    board.castling_rights = 0
-    board.ep_square = int(ep) if ep >= 0 else None
-    board.halfmove_clock = int(halfmove)
-    wdl = tablebase.probe_wdl(board)
-    return NO_WDL if wdl is None else int(wdl)
-
-
-@njit(cache=True)
-def _poll(ctl):
-    """poll_object out of the compiled code (every few hundred nodes): whether the search must stop."""
-    handle = ctl[C_HANDLE]
-    nodes = ctl[C_NODES]
-    with objmode(stop="int64"):
-        stop = poll_object(handle, nodes)
-    return stop != 0
-
-
-@njit(cache=True)
-def _probe_wdl(ctl, pos, posi, ply):
-    """probe_wdl_object for row ply, out of the compiled code (rare: few pieces, tables set)."""
-    handle = ctl[C_HANDLE]
-    pawns, knights, bishops = pos[ply, PAWNS], pos[ply, KNIGHTS], pos[ply, BISHOPS]
-    rooks, queens, kings = pos[ply, ROOKS], pos[ply, QUEENS], pos[ply, KINGS]
-    black, white = pos[ply, BLACK], pos[ply, WHITE]
-    turn = posi[ply, P_TURN] != 0
-    ep = posi[ply, P_EP]
-    halfmove = posi[ply, P_HALFMOVE]
-    with objmode(wdl="int64"):
-        wdl = probe_wdl_object(handle, pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, halfmove)
-    return wdl
-
+# ---------------------------------------------------------------------------- the node count
 
 @njit(cache=True)
 def _count(ctl, nodes):
@@ -712,7 +150,7 @@ def _count(ctl, nodes):
     node limit reached, a stop (C_STOP, set by the driver), or the poll's verdict when one is due."""
     ctl[C_NODES] += nodes
     limit = ctl[C_NODE_LIMIT]
-    if (limit and ctl[C_NODES] >= limit) or ctl[C_STOP] or (ctl[C_NODES] >= ctl[C_NEXT_POLL] and _poll(ctl)):
+    if (limit and ctl[C_NODES] >= limit) or ctl[C_STOP] or (ctl[C_NODES] >= ctl[C_NEXT_POLL] and poll(ctl[C_NODES])):
         ctl[C_ABORTED] = 1
         return True
     return False
@@ -743,9 +181,7 @@ def _qsearch(w, ply, alpha, beta):
 def _value_at_risk(pos, posi, ply):
     """Step 5: what the side to move stands to lose at once, its most valuable piece en prise
     (threats_kernel): a queen or rook by PIECE_VALUE, a minor RFP_MINOR_RISK; 0 if none."""
-    threatened = threats_kernel(pos[ply, PAWNS], pos[ply, KNIGHTS], pos[ply, BISHOPS], pos[ply, ROOKS],
-                                pos[ply, QUEENS], pos[ply, KINGS], pos[ply, BLACK], pos[ply, WHITE],
-                                posi[ply, P_TURN] != 0)
+    threatened = threats_kernel(*bitboards(pos, ply), posi[ply, P_TURN] != 0)
     if not threatened:
         return NONE_YET
     if threatened & pos[ply, QUEENS]:
@@ -762,14 +198,14 @@ def _quiet_gives_check(code, masks, pos, posi, ply):
     to_sq = (code >> TO_SHIFT) & SQUARE_MASK
     from_bb = ONE << U64(from_sq)
     to_bb = ONE << U64(to_sq)
-    if not from_bb & masks[1] and not (to_bb & masks[0] and from_bb & masks[2]):
+    if not from_bb & masks[M_DISCOVERERS] and not (to_bb & masks[M_CHECK_SQUARES] and from_bb & masks[M_MOVERS]):
         return False
-    piece = _piece_at(from_bb, pos[ply, PAWNS], pos[ply, KNIGHTS], pos[ply, BISHOPS], pos[ply, ROOKS], pos[ply, QUEENS])
-    if piece == 6:
+    pawns, knights, bishops, rooks, queens, kings, black, white = bitboards(pos, ply)
+    piece = _piece_at(from_bb, pawns, knights, bishops, rooks, queens)
+    if piece == KING:
         return False
-    return gives_check_kernel(pos[ply, PAWNS], pos[ply, KNIGHTS], pos[ply, BISHOPS], pos[ply, ROOKS], pos[ply, QUEENS],
-                              pos[ply, KINGS], pos[ply, BLACK], pos[ply, WHITE], posi[ply, P_TURN] != 0, from_sq,
-                              to_sq, piece, NONE_YET)
+    return gives_check_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, posi[ply, P_TURN] != 0,
+                              from_sq, to_sq, piece, NONE_YET)
 
 
 @njit(cache=True)
@@ -792,7 +228,7 @@ def _node_entry(w, ply, in_check, key, barrier):
                                                                rows[ply, QUIETS_ROW], ctl[C_NETWORK] != 0, weights,
                                                                params, accumulators)):
             return True
-    return popcount(pos[ply, WHITE] | pos[ply, BLACK]) <= 4 and _insufficient(pos, ply)
+    return popcount(pos[ply, WHITE] | pos[ply, BLACK]) <= 4 and insufficient_material(pos, ply)
 
 
 @njit(cache=True)
@@ -805,7 +241,7 @@ def _tablebase_score(ctl, pos, posi, ply, depth):
     if (pieces > ctl[C_TB_PIECES] or pos[ply, CASTLING]
             or (pieces == ctl[C_TB_PIECES] and depth < ctl[C_TB_DEPTH])):
         return NONE_YET, NONE_YET
-    wdl = _probe_wdl(ctl, pos, posi, ply)
+    wdl = probe_wdl(*bitboards(pos, ply), posi[ply, P_TURN] != 0, posi[ply, P_EP], posi[ply, P_HALFMOVE])
     if wdl == NO_WDL:
         return NONE_YET, NONE_YET
     ctl[C_TBHITS] += 1
@@ -910,7 +346,7 @@ def negamax(w, depth, alpha, beta, ply, pv_node, null_ok, barrier, excluded):
         reduction = _null_move_reduction(pos, posi, ply, depth, beta, static_eval, null_ok) if excluded < 0 else -1
         if reduction >= 0:
             keys[ctl[C_GAME_KEYS] + ply] = key
-            _make_null(pos, posi, ply)
+            make_null(pos, posi, ply)
             posi[ply + 1, P_PACKED] = _evaluate(pos, ply + 1, not turn, ctl[C_NETWORK] != 0, weights, params,
                                                 accumulators, ply + 1)
             score = -negamax(w, depth - 1 - reduction, -beta, -beta + 1, ply + 1, _FALSE, _FALSE,
@@ -975,12 +411,12 @@ def negamax(w, depth, alpha, beta, ply, pv_node, null_ok, barrier, excluded):
                     break
             if not wanted:
                 continue
-        is_quiet = _is_quiet(code, pos, posi, ply)
+        quiet = is_quiet(code, pos, posi, ply)
         # Step 9. Shallow-depth pruning of quiet moves (not checks) once a move has been searched.
-        if (prune_ok and is_quiet and best_score > -MATE_BOUND
+        if (prune_ok and quiet and best_score > -MATE_BOUND
                 and (futile or (depth <= 3 and not pv_node and searched >= lmp_limit))):
             if loop[L_MASKS] == 0:  # late move pruning has begun: most quiets will go
-                _make_masks(node_masks, pos, posi, ply)
+                make_masks(node_masks, pos, posi, ply)
                 loop[L_MASKS] = 1
             if not _quiet_gives_check(code, node_masks, pos, posi, ply):
                 continue
@@ -1002,7 +438,7 @@ def negamax(w, depth, alpha, beta, ply, pv_node, null_ok, barrier, excluded):
         else:
             # Step 10. Late move reductions, then a null-window search, re-searched on success.
             reduction = 0
-            if depth >= LMR_DEPTH and searched >= LMR_MOVES and is_quiet and not in_check and not gives_check:
+            if depth >= LMR_DEPTH and searched >= LMR_MOVES and quiet and not in_check and not gives_check:
                 reduction = LMR_TABLE[min(depth, 63), min(searched, 63)]
                 if pv_node:
                     reduction -= 1
@@ -1036,13 +472,13 @@ def negamax(w, depth, alpha, beta, ply, pv_node, null_ok, barrier, excluded):
                 if root:
                     ctl[C_ROOT_BEST] = code
                 if score >= beta:
-                    if is_quiet:
-                        _history_update(history, turn, code, node[TRIED_ROW], loop[L_TRIED],
+                    if quiet:
+                        history_update(history, turn, code, node[TRIED_ROW], loop[L_TRIED],
                                         history_bonus(depth))
                         record_killer(killers, ply, code)
                     break
                 alpha = score
-        if is_quiet:
+        if quiet:
             node[TRIED_ROW, loop[L_TRIED]] = code
             loop[L_TRIED] += 1
 

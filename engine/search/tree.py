@@ -101,13 +101,7 @@ _TRUE, _FALSE = np.bool_(True), np.bool_(False)  # typed, not literals (engine.b
 _ONE = np.int64(1)
 _QS_CHECKS = np.bool_(QS_CHECKS)
 _ALL = U64(chess.BB_ALL)
-_RANK_1, _RANK_8 = U64(chess.BB_RANK_1), U64(chess.BB_RANK_8)
-_E1, _E8 = U64(chess.BB_E1), U64(chess.BB_E8)
-_A1_H1, _A8_H8 = U64(chess.BB_A1 | chess.BB_H1), U64(chess.BB_A8 | chess.BB_H8)
-_DARK, _LIGHT = U64(chess.BB_DARK_SQUARES), U64(chess.BB_LIGHT_SQUARES)
 _PROMOTION_RANK = np.array([chess.BB_RANK_2, chess.BB_RANK_7], dtype=np.uint64)  # by colour: pawns about to promote
-_PAWN_RANK = np.array([chess.BB_RANK_7, chess.BB_RANK_2], dtype=np.uint64)  # by colour: pawns not yet moved
-_LAST_RANKS = U64(chess.BB_RANK_1 | chess.BB_RANK_8)
 _QUEEN_VALUE, _ROOK_VALUE = np.int64(PIECE_VALUE[chess.QUEEN]), np.int64(PIECE_VALUE[chess.ROOK])
 
 

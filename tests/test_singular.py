@@ -36,7 +36,7 @@ def spy_make_move(pos, posi, ply, code, chess960):
 def spy_negamax(w, depth, alpha, beta, ply, pv_node, null_ok, barrier, excluded):
     if excluded < 0:
         return negamax(w, depth, alpha, beta, ply, pv_node, null_ok, barrier, excluded)
-    pos, posi, tt_keys, tt_data = w[0], w[1], w[2], w[3]
+    pos, posi, tt_keys, tt_data = w.pos, w.posi, w.tt_keys, w.tt_data
     key = tree.position_key(pos, posi, ply)
     entry = tree.probe_kernel(tt_keys, tt_data, key)
     assert entry, "a singular test without a TT entry"

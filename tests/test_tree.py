@@ -116,8 +116,9 @@ def test_legal_moves_and_bare_material_are_python_chess_answers(all_boards: list
     for board in boards:
         work = kernel_work(board)
         scratch = np.zeros(MAX_LISTED_MOVES, dtype=np.int64)
-        got = has_legal_move(work.pos, work.posi, np.int64(0), board.chess960, scratch, False,
-                             *work.arrays[14:17])
+        arrays = work.arrays
+        got = has_legal_move(work.pos, work.posi, np.int64(0), board.chess960, scratch, False, arrays.weights,
+                             arrays.params, arrays.accumulators)
         assert got == any(board.generate_legal_moves()), board.fen()
         # Bare material: the same pieces thinned out to at most four.
         pieces = [square for square in chess.SquareSet(board.occupied & ~board.kings)]

@@ -32,11 +32,11 @@ keeps it as the oracle): `bench` searches the same tree, node for node.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import chess
 import numpy as np
-from numba import njit
+from numba import njit, types
 
 from garfish.engine.board.bits import NONE_YET, ONE, U64, ZERO, popcount
 from garfish.engine.board.captures import (
@@ -156,8 +156,8 @@ def _count(ctl, nodes):
 def _qsearch(w, ply, alpha, beta):
     """The quiescence search of row ply (engine.search.qsearch), with the first ply's quiet checks: its score;
     its nodes counted (the search aborted at the node limit)."""
-    (pos, posi, tt_keys, tt_data, history, killers, keys, pv, pv_len, rows, masks, qstate, qframes, qlists,
-     weights, params, accumulators, root_moves, ctl) = w
+    pos, posi, qstate, qframes = w.pos, w.posi, w.qstate, w.qframes
+    qlists, weights, params, accumulators, ctl = w.qlists, w.weights, w.params, w.accumulators, w.ctl
     for i in range(8):
         qstate[0, i] = pos[ply, i]
     _start(qframes, posi[ply, P_TURN] != 0, posi[ply, P_EP], posi[ply, P_PACKED], alpha, beta, _QS_CHECKS)
@@ -207,8 +207,8 @@ def _node_entry(w, ply, in_check, key, barrier):
     """Step 2 of a node below the root: a draw by repetition (against the game's keys and the
     tree's, back to the last irreversible move or null move), by the fifty-move rule or by bare
     material: True when it is one."""
-    (pos, posi, tt_keys, tt_data, history, killers, keys, pv, pv_len, rows, masks, qstate, qframes, qlists,
-     weights, params, accumulators, root_moves, ctl) = w
+    pos, posi, keys, rows = w.pos, w.posi, w.keys, w.rows
+    weights, params, accumulators, ctl = w.weights, w.params, w.accumulators, w.ctl
     halfmove = posi[ply, P_HALFMOVE]
     if halfmove >= 4:
         n = ctl[C_GAME_KEYS] + ply
@@ -267,8 +267,10 @@ def negamax(w, depth, alpha, beta, ply, pv_node, null_ok, barrier, excluded):
     (meaningless once ctl[C_ABORTED] is set). barrier: the first index of `keys` a repetition may
     reach (past the last null move). excluded: a move not to search (-1: none; step 7b's test of the
     TT move): the node is searched without it, with no TT move, cut-off or store and no null move."""
-    (pos, posi, tt_keys, tt_data, history, killers, keys, pv, pv_len, rows, masks, qstate, qframes, qlists,
-     weights, params, accumulators, root_moves, ctl) = w
+    pos, posi, ctl, keys = w.pos, w.posi, w.ctl, w.keys
+    tt_keys, tt_data, history, killers = w.tt_keys, w.tt_data, w.history, w.killers
+    pv, pv_len, rows, masks, root_moves = w.pv, w.pv_len, w.rows, w.masks, w.root_moves
+    weights, params, accumulators = w.weights, w.params, w.accumulators
     # Step 1. At the horizon, resolve captures with the quiescence search.
     if depth <= 0:
         return _qsearch(w, ply, alpha, beta)
@@ -501,30 +503,53 @@ def negamax(w, depth, alpha, beta, ply, pv_node, null_ok, barrier, excluded):
     return best_score
 
 
-WORK_TYPES = ("Tuple((uint64[:, ::1], int64[:, ::1], uint64[::1], uint64[::1], int64[::1], int64[:, ::1], "
-              "uint64[::1], int64[:, ::1], int64[::1], int64[:, :, ::1], uint64[:, ::1], uint64[:, ::1], "
-              "int64[:, ::1], int64[:, ::1], int16[:, ::1], int64[::1], int32[:, ::1], int64[::1], int64[::1]))")
+class SearchArrays(NamedTuple):
+    """The compiled search's work arrays, the one argument its kernels take, read by name (TreeWork.arrays).
+    Each field's type is ARRAYS_TYPE's, in the same order."""
+
+    pos: np.ndarray           # uint64 [ROWS, POS_FIELDS]: the positions, a pair of rows a ply (engine.board.position)
+    posi: np.ndarray          # int64 [ROWS, POSI_FIELDS]
+    tt_keys: np.ndarray       # uint64: the transposition table's keys and data (engine.search.tt)
+    tt_data: np.ndarray       # uint64
+    history: np.ndarray       # int64: the butterfly history (engine.search.history)
+    killers: np.ndarray       # int64 [KILLER_ROWS, 2]: two killers a ply
+    keys: np.ndarray          # uint64: the game's keys, then the tree's (C_GAME_KEYS of the game's): repetitions
+    pv: np.ndarray            # int64 [ROWS, ROWS]: the principal variation of each ply ...
+    pv_len: np.ndarray        # int64 [ROWS]: ... and its length
+    rows: np.ndarray          # int64 [ROWS, NODE_ROWS, MAX_LISTED_MOVES]: each node's picker (engine.search.movepick)
+    masks: np.ndarray         # uint64 [ROWS, MASK_FIELDS]: each node's masks (M_*)
+    qstate: np.ndarray        # uint64 [FRAMES, 8]: the quiescence search's work (engine.search.qsearch)
+    qframes: np.ndarray       # int64 [FRAMES, FRAME_FIELDS]
+    qlists: np.ndarray        # int64 [FRAMES, MAX_LISTED_MOVES]
+    weights: np.ndarray       # int16 [2, ...]: the network's weights, parameters and accumulators
+    params: np.ndarray        # int64            (stand-ins of these types with the hand-written evaluation)
+    accumulators: np.ndarray  # int32 [slots, ...]: a slot a ply
+    root_moves: np.ndarray    # int64 [MAX_LISTED_MOVES]: the root moves to search, ctl[C_ROOT_MOVES] of them
+    ctl: np.ndarray           # int64 [CONTROL_FIELDS]: the control array (C_*)
 
 
-@njit(f"int64({WORK_TYPES}, int64, int64, int64)", cache=True, nogil=True)
+ARRAYS_TYPE = types.NamedTuple((
+    types.uint64[:, ::1], types.int64[:, ::1], types.uint64[::1], types.uint64[::1], types.int64[::1],
+    types.int64[:, ::1], types.uint64[::1], types.int64[:, ::1], types.int64[::1], types.int64[:, :, ::1],
+    types.uint64[:, ::1], types.uint64[:, ::1], types.int64[:, ::1], types.int64[:, ::1], types.int16[:, ::1],
+    types.int64[::1], types.int32[:, ::1], types.int64[::1], types.int64[::1]), SearchArrays)
+
+
+@njit(types.int64(ARRAYS_TYPE, types.int64, types.int64, types.int64), cache=True, nogil=True)
 def search_kernel(w, depth, alpha, beta):
     """Search the root (row 0 of the state, its packed evaluation in posi[0, P_PACKED] and its
     accumulators in slot 0) to `depth` within (alpha, beta), as a PV node: its score (meaningless
-    when ctl[C_ABORTED] is set). w: the work arrays (TreeWork.arrays): the state, the TT's keys and
-    data, the history, the killers, the game's keys then the tree's, the principal variations and
-    their lengths, the nodes' work rows and masks, engine.search.qsearch's work arrays, the network's
-    weights, parameters and accumulators, the root moves to search (ctl[C_ROOT_MOVES] of them; -1:
-    all) and the control array."""
+    when ctl[C_ABORTED] is set). w: the work arrays (SearchArrays, TreeWork.arrays)."""
     return negamax(w, depth, alpha, beta, NONE_YET, _TRUE, _FALSE, NONE_YET, _NO_CODE)
 
 
-@njit(f"int64({WORK_TYPES}, int64, int64, uint64, boolean, int64[::1])", cache=True, nogil=True)
+@njit(types.int64(ARRAYS_TYPE, types.int64, types.int64, types.uint64, types.boolean, types.int64[::1]), cache=True,
+      nogil=True)
 def picker_kernel(w, ply, tt_code, targets, masked, out):
     """The moves of row ply in the picker's order (start_picker's arguments; the killers and the
     history as the arrays hold them), written into out: their number. The search's first move at
     the root, and the picker's test against its Python reference."""
-    (pos, posi, tt_keys, tt_data, history, killers, keys, pv, pv_len, rows, masks, qstate, qframes, qlists,
-     weights, params, accumulators, root_moves, ctl) = w
+    pos, posi, history, killers, rows, masks, ctl = w.pos, w.posi, w.history, w.killers, w.rows, w.masks, w.ctl
     chess960 = ctl[C_CHESS960] != 0
     start_picker(rows[ply], masks[ply], pos, posi, ply, tt_code, targets, masked, chess960)
     count = NONE_YET
@@ -539,8 +564,8 @@ def picker_kernel(w, ply, tt_code, targets, masked, out):
 @njit(cache=True)
 def _perft(w, ply, depth, hints, recent):
     """perft_kernel's recursion at row ply (its evaluation in posi[ply, P_PACKED])."""
-    (pos, posi, tt_keys, tt_data, history, killers, keys, pv, pv_len, rows, masks, qstate, qframes, qlists,
-     weights, params, accumulators, root_moves, ctl) = w
+    pos, posi, history, killers, rows = w.pos, w.posi, w.history, w.killers, w.rows
+    masks, weights, params, accumulators, ctl = w.masks, w.weights, w.params, w.accumulators, w.ctl
     chess960 = ctl[C_CHESS960] != 0
     tt_code = _NO_CODE
     killers[ply, 0] = killers[ply, 1] = _NO_CODE
@@ -567,7 +592,7 @@ def _perft(w, ply, depth, hints, recent):
             recent[ply, 0] = code
 
 
-@njit(f"int64({WORK_TYPES}, int64, boolean, int64[:, ::1])", cache=True, nogil=True)
+@njit(types.int64(ARRAYS_TYPE, types.int64, types.boolean, types.int64[:, ::1]), cache=True, nogil=True)
 def perft_kernel(w, depth, hints, recent):
     """Perft of row 0 (its evaluation by the hand-written kernel in posi[0, P_PACKED]) through the
     search's own move path: the picker's stages (every capture target), make_move, and the
@@ -597,7 +622,7 @@ class TreeWork:
         self.ctl = np.zeros(CONTROL_FIELDS, dtype=np.int64)
         self.quiescence = QuiescenceWork()
         self.accumulators = self.quiescence.no_accumulators
-        self.arrays: tuple = ()
+        self.arrays: SearchArrays  # made by begin()
         self.root: "SearchBoard | None" = None
 
     def begin(self, tt: "TranspositionTable", root: "SearchBoard", game_keys: list[int], network: bool) -> None:
@@ -626,9 +651,10 @@ class TreeWork:
             weights, params, self.accumulators = root.weights, root.params, root.state  # type: ignore[attr-defined]
         else:
             weights, params, self.accumulators = quiescence.no_weights, quiescence.no_params, quiescence.no_accumulators
-        self.arrays = (self.pos, self.posi, tt.keys, tt.data, self.history.table, self.history.killers,
-                       self.keys, self.pv, self.pv_len, self.rows, self.masks, quiescence.state, quiescence.frames,
-                       quiescence.lists, weights, params, self.accumulators, self.root_moves, ctl)
+        self.arrays = SearchArrays(self.pos, self.posi, tt.keys, tt.data, self.history.table, self.history.killers,
+                                   self.keys, self.pv, self.pv_len, self.rows, self.masks, quiescence.state,
+                                   quiescence.frames, quiescence.lists, weights, params, self.accumulators,
+                                   self.root_moves, ctl)
 
     def set_root(self) -> None:
         """The root's evaluation (its accumulators made in slot 0), before a search of it."""

@@ -387,3 +387,24 @@ def test_python_chess_reads_tbhits_and_a_tablebase_score(engine_cmd: list[str], 
         assert not score.is_mate() and score.score() == 20000 and 20000 < MATE_BOUND
     finally:
         engine.quit()
+
+
+def test_out_of_time_the_root_still_keeps_a_win_the_fifty_move_counter_cannot_spoil(
+        syzygy: Path, tables: chess.syzygy.Tablebase) -> None:
+    """With no time left to probe (the deadline passed: a slow or busy machine), the ranking may stop at the
+    first move that keeps the win, but not at one the fifty-move counter then spoils. KBNvK (its table holds
+    the loser to move, so the moves' DTZ is probed one by one): with the counter at 57 it is won in 42 plies
+    (57 + 42 = 99) by Nb6 alone, and Kd6 or Bc3 (44, 46 plies) would pass 100: a game that plays such moves
+    shuffles the win into a fifty-move draw (as one was drawn under load at movetime 50). With the counter at
+    0 they spoil nothing, and the ranking out of time stops at the one probed first, as before."""
+    board = chess.Board("N7/2K5/8/8/8/8/8/k3B3 w - - 57 1")
+    fastest = chess.Move.from_uci("a8b6")
+    assert set(fastest_wins(tables, board)) == {fastest}
+    tablebase = Tablebases(str(syzygy))
+    for slower in (chess.Move.from_uci("c7d6"), chess.Move.from_uci("e1c3")):
+        ranking = tablebase.rank_root_moves(board, list(board.legal_moves), deadline=0.0, first=slower)
+        assert ranking is not None and ranking.moves == [fastest], ranking
+        board.halfmove_clock = 0
+        ranking = tablebase.rank_root_moves(board, list(board.legal_moves), deadline=0.0, first=slower)
+        assert ranking is not None and ranking.moves == [slower] and ranking.probes == 1, ranking
+        board.halfmove_clock = 57

@@ -353,11 +353,16 @@ class Tablebases:
                    deadline: Optional[float]) -> Optional[list[tuple[chess.Move, int, int]]]:
         """(move, rank, score) from each move's DTZ counted from the root, in the order given,
         until a move reaches the root's DTZ (none can do better), or until the deadline has passed
-        and a move that keeps the root's result is known; None when a probe fails."""
+        and a move that keeps the root's result is known; None when a probe fails. Where the root is
+        a win the fifty-move counter cannot spoil, only a move that keeps it so counts (a slower win
+        that the counter spoils, played move after move, shuffles the win into a draw)."""
         ranked: list[tuple[chess.Move, int, int]] = []
+        unspoiled = self.rule50 and root_dtz > 0 and root_dtz + board.halfmove_clock <= 99
+        kept = MAX_DTZ // 2 if unspoiled else 0  # the ranks above this keep the root's result
         for move in moves:
             if (deadline is not None and time.perf_counter() > deadline and ranked
-                    and max(rank for _, rank, _ in ranked) * root_dtz > 0):
+                    and max(rank for _, rank, _ in ranked) * root_dtz > 0
+                    and (root_dtz < 0 or max(rank for _, rank, _ in ranked) > kept)):
                 return ranked  # out of time, and a move that keeps the root's result is known
             board.push(move)
             try:

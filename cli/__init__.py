@@ -25,7 +25,7 @@ class Command(NamedTuple):
 
 
 COMMANDS = (
-    Command("bench", "garfish.uci.tools:bench_main", "[DEPTH]",
+    Command("bench", "garfish.cli.bench:bench_main", "[DEPTH]",
             'fixed positions, fixed depth: "Nodes searched: N" and nodes/second'),
     Command("perft", "garfish.perft.cli:main", "DEPTH [FEN] [--divide]",
             "perft and divide through the engine's move path"),

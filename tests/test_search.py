@@ -17,7 +17,7 @@ from garfish.engine.search.tt import TranspositionTable
 from garfish.engine.evaluation.evalfile import DEFAULT_EVAL_FILE
 from garfish.engine.services.bench import run_bench
 from garfish.engine.types import MATE, MATE_BOUND, mate_in
-from garfish.uci.tools import bench_main
+from garfish.cli.bench import bench_main
 
 from clocks import SteppingClock
 from conftest import ROOT

@@ -44,8 +44,11 @@ _PAWN_RANK = np.array([chess.BB_RANK_7, chess.BB_RANK_2], dtype=np.uint64)  # by
 _LAST_RANKS = U64(chess.BB_RANK_1 | chess.BB_RANK_8)
 
 
+RowBitboards = tuple[np.uint64, np.uint64, np.uint64, np.uint64, np.uint64, np.uint64, np.uint64, np.uint64]
+
+
 @njit(cache=True)
-def bitboards(pos, ply):
+def bitboards(pos, ply) -> RowBitboards:
     """Row ply's eight bitboards, in the kernels' argument order: pawns, knights, bishops, rooks, queens,
     kings, black, white."""
     row = pos[ply]

@@ -41,7 +41,10 @@ class WdlTables(Protocol):
 class KernelHost(Protocol):
     """What the compiled search calls back: its poll and its tables."""
 
-    tablebase: Optional[WdlTables]
+    @property
+    def tablebase(self) -> Optional[WdlTables]:
+        """The tables the search probes (None: none)."""
+        ...
 
     def poll(self, nodes: int) -> bool:
         """Called with the search's node count every few hundred nodes: whether it must stop now."""

@@ -3,9 +3,9 @@
     python scripts/nnue_speed.py [--hidden 64 128 256] [--activation screlu] [--buckets 8] [--rounds 15]
 
 Walks every legal move and every reply of the bench positions (about 30,000 positions), each
-evaluated right after its move as the search's push_legal does it: the hand-written
+evaluated right after its move as push_legal (tests/reference_board.py) does it: the hand-written
 evaluate_kernel; network_kernel, both accumulators from scratch; network_update_kernel, the
-accumulators of the ply before updated, called as NetworkBoard.push_legal calls it (the board's
+accumulators of the ply before updated, called as NetworkPushBoard.push_legal calls it (the board's
 ply and own accumulators as arguments). Each variant's time is
 the process CPU time of its walks, the variants alternating position by position (in an order
 that rotates), less the same walk without an evaluation; printed in microseconds per evaluation
@@ -22,18 +22,23 @@ import time
 from collections import defaultdict
 from typing import Callable, Optional
 
+from pathlib import Path
+
 import chess
 
-from garfish.engine.board.searchboard import SearchBoard
 from garfish.engine.evaluation.classic import evaluate_kernel
-from garfish.engine.evaluation.nnue import NetworkBoard, NetworkEvaluator, network_kernel, network_update_kernel
+from garfish.engine.evaluation.nnue import NetworkEvaluator, network_kernel, network_update_kernel
 from garfish.engine.services.bench import BENCH_FENS
 from random_network import ACTIVATIONS, random_network
+
+# The boards that make and unmake in Python (the search's before it was compiled) live with the tests.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from reference_board import NetworkPushBoard, PushBoard, network_board  # noqa: E402
 
 Evaluate = Callable[..., int]
 
 
-def classic(board: SearchBoard) -> int:
+def classic(board: PushBoard) -> int:
     """The hand-written kernel on the board."""
     occupied_co = board.occupied_co
     return evaluate_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
@@ -44,27 +49,27 @@ def from_scratch(evaluator: NetworkEvaluator) -> Evaluate:
     """network_kernel on the board."""
     weights, params = evaluator.weights, evaluator.params
 
-    def evaluate(board: SearchBoard) -> int:
+    def evaluate(board: PushBoard) -> int:
         occupied_co = board.occupied_co
         return network_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
                               occupied_co[0], occupied_co[1], board.turn, weights, params)
     return evaluate
 
 
-def incremental(board: NetworkBoard) -> int:
-    """network_update_kernel on the board's own accumulators, called as NetworkBoard.push_legal calls it."""
+def incremental(board: NetworkPushBoard) -> int:
+    """network_update_kernel on the board's own accumulators, called as NetworkPushBoard.push_legal calls it."""
     occupied_co = board.occupied_co
     return network_update_kernel(board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
                                  occupied_co[0], occupied_co[1], board.turn, board.weights, board.params,
                                  board.state, len(board._undo or board.move_stack))
 
 
-def nothing(board: SearchBoard) -> int:
+def nothing(board: PushBoard) -> int:
     """No evaluation: the walk's own cost."""
     return 0
 
 
-def walk(board: SearchBoard, tree: list[tuple[chess.Move, list[chess.Move]]], evaluate: Evaluate) -> int:
+def walk(board: PushBoard, tree: list[tuple[chess.Move, list[chess.Move]]], evaluate: Evaluate) -> int:
     """Evaluate the root, every move and every reply; the process CPU time in nanoseconds."""
     start = time.process_time_ns()
     evaluate(board)
@@ -101,16 +106,16 @@ def main(argv: Optional[list[str]] = None) -> int:
         trees.append(tree)
     evaluations = sum(1 + len(tree) + sum(len(replies) for _, replies in tree) for tree in trees)
 
-    # Each variant: a label, its evaluation and its boards (a NetworkBoard per position for the updates).
-    variants: list[tuple[str, Evaluate, list[SearchBoard]]] = [
-        ("none", nothing, [SearchBoard(fen) for fen in fens]),
-        ("classic", classic, [SearchBoard(fen) for fen in fens]),
+    # Each variant: a label, its evaluation and its boards (a NetworkPushBoard per position for the updates).
+    variants: list[tuple[str, Evaluate, list[PushBoard]]] = [
+        ("none", nothing, [PushBoard(fen) for fen in fens]),
+        ("classic", classic, [PushBoard(fen) for fen in fens]),
     ]
     for hidden in args.hidden:
         evaluator = NetworkEvaluator(random_network(ACTIVATIONS[args.activation], hidden, args.buckets, 1))
-        variants.append((f"H={hidden} scratch", from_scratch(evaluator), [SearchBoard(fen) for fen in fens]))
+        variants.append((f"H={hidden} scratch", from_scratch(evaluator), [PushBoard(fen) for fen in fens]))
         variants.append((f"H={hidden} incremental", incremental,
-                         [evaluator.search_board(chess.Board(fen)) for fen in fens]))
+                         [network_board(evaluator, chess.Board(fen)) for fen in fens]))
     for _, evaluate, boards in variants:  # compile or load the kernels, untimed
         walk(boards[0], trees[0], evaluate)
 

@@ -40,7 +40,7 @@ PROMOTION_RANK = (chess.BB_RANK_2, chess.BB_RANK_7)  # indexed by colour: pawns 
 BACK_RANK = (chess.BB_RANK_8, chess.BB_RANK_1)  # indexed by colour: where its castling rooks stand
 
 if TYPE_CHECKING:
-    from garfish.engine.board.searchboard import SearchBoard
+    from reference_board import PushBoard
 
 
 def sort_quiets(board: chess.Board, quiets: list[chess.Move], history: np.ndarray) -> None:
@@ -86,7 +86,7 @@ def castling_codes(board: chess.Board) -> tuple[int, int]:
 
 
 def pick_moves(
-    board: SearchBoard,
+    board: PushBoard,
     tt_move: Optional[chess.Move],
     killers: Sequence[Optional[chess.Move]],
     history: np.ndarray,
@@ -174,7 +174,7 @@ def pick_moves(
 
 
 def pick_evasions(
-    board: SearchBoard,
+    board: PushBoard,
     tt_move: Optional[chess.Move],
     killers: Sequence[Optional[chess.Move]],
     history: np.ndarray,

@@ -13,7 +13,7 @@ from garfish.engine.board.captures import (
     quiet_checks_kernel,
 )
 from garfish.engine.board.flags import IN_CHECK_FLAG, packed_flags, packed_score
-from garfish.engine.board.searchboard import SearchBoard
+from reference_board import PushBoard
 from reference_movepick import evasion_moves
 from garfish.engine.board.moves import encode
 from garfish.engine.search.qsearch import DELTA_MARGIN
@@ -28,7 +28,7 @@ class Count:
     deepest: int = 0
 
 
-def reference_qsearch(board: SearchBoard, alpha: int, beta: int, ply: int, packed: int, count: Count,
+def reference_qsearch(board: PushBoard, alpha: int, beta: int, ply: int, packed: int, count: Count,
                       checks: bool = False) -> int:
     """Quiescence search: captures and promotions (all evasions in check), with stand-pat; quiet
     checks at the first quiescence ply (checks)."""
@@ -77,7 +77,7 @@ def reference_qsearch(board: SearchBoard, alpha: int, beta: int, ply: int, packe
     return best_score
 
 
-def quiet_checks(board: SearchBoard) -> Iterator[int]:
+def quiet_checks(board: PushBoard) -> Iterator[int]:
     """The codes of the quiet checking moves that do not lose the checking piece."""
     listed = quiet_checks_kernel(*bitboards(board), board.codes)
     yield from board.codes[:listed].tolist()

@@ -1,4 +1,5 @@
-"""SearchBoard's lean make/unmake gives exactly python-chess's positions."""
+"""The reference make/unmake (tests/reference_board.py's PushBoard, the search's before it was compiled) gives
+exactly python-chess's positions."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import random
 
 import chess
 
-from garfish.engine.board.searchboard import SearchBoard
+from reference_board import PushBoard
 from positions import random_game_boards
 
 
@@ -21,7 +22,7 @@ def test_push_and_pop_match_python_chess_over_random_games() -> None:
     rng = random.Random(5)
     kinds = {"castling": 0, "en passant": 0, "promotion": 0, "capture": 0, "null": 0}
     for board in random_game_boards(games=25, seed=23):
-        fast = SearchBoard.from_board(board)
+        fast = PushBoard.from_board(board)
         assert state(fast) == state(board)
         before = state(fast)
         moves = list(board.legal_moves)
@@ -46,13 +47,13 @@ def test_push_and_pop_match_python_chess_over_random_games() -> None:
 def test_from_board_cleans_castling_rights_like_push_would() -> None:
     # A FEN may claim a right whose rook is gone; python-chess cleans it on the next push.
     board = chess.Board("4k3/8/8/8/8/8/8/4K2R w KQ - 0 1")
-    fast = SearchBoard.from_board(board)
+    fast = PushBoard.from_board(board)
     assert fast.castling_rights == chess.BB_H1
     assert fast.fen() == "4k3/8/8/8/8/8/8/4K2R w K - 0 1"
 
 
 def test_deep_line_unwinds_to_the_start() -> None:
-    fast = SearchBoard.from_board(chess.Board())
+    fast = PushBoard.from_board(chess.Board())
     reference = chess.Board()
     rng = random.Random(9)
     for _ in range(120):
@@ -71,7 +72,7 @@ def test_deep_line_unwinds_to_the_start() -> None:
 
 def test_chess960_falls_back_to_python_chess() -> None:
     board = chess.Board.from_chess960_pos(518 - 1)
-    fast = SearchBoard.from_board(board)
+    fast = PushBoard.from_board(board)
     reference = board.copy()
     for uci in ("e2e4", "e7e5", "g1f3", "b8c6"):
         move = chess.Move.from_uci(uci)

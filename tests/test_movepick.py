@@ -11,7 +11,6 @@ import pytest
 
 from garfish.engine.board.checks import gives_check
 from garfish.engine.board.moves import MOVES_BY_CODE, decode, encode
-from garfish.engine.board.searchboard import SearchBoard
 from garfish.engine.board.see import see_ge
 from garfish.perft.core import divide, perft
 from garfish.perft.suites import read_suite, suite_files
@@ -171,7 +170,7 @@ CHESS960_DEPTH3_STRIDE = 8
 def test_chess960_suite_through_the_engine_move_path(data) -> None:
     """All 960 positions (one per Chess960 start setup, a few moves into a game, castling
     rights mostly kept) at depths 1 and 2, and every CHESS960_DEPTH3_STRIDE-th at depth 3, through
-    SearchBoard and the staged picker as the search walks them."""
+    the engine's own move path (perft/core.py: the staged picker and make_move as the search walks them)."""
     path = data / "perft" / "chess960_fischer.epd"
     if not path.is_file():
         data_missing(f"{path} not in the shared data")

@@ -20,11 +20,12 @@ from garfish.engine.evaluation.classic import FLAG_BITS, FLAGS_MASK, ILLEGAL_FLA
 from garfish.engine.evaluation.network import (
     CLASSIC_BASE, CRELU, FEATURES, KING_BUCKETS_4, NO_KING_BUCKETS, SCRELU, Network, forward, write_network,
 )
-from garfish.engine.evaluation.nnue import SCORE_LIMIT, STATE_PLIES, NetworkBoard, NetworkEvaluator
+from garfish.engine.evaluation.nnue import SCORE_LIMIT, STATE_PLIES, NetworkEvaluator
 from garfish.engine.search.driver import SearchInfo, Searcher
 from garfish.engine.search.tt import TranspositionTable
 from garfish.engine.types import Limits
 from positions import random_game_boards
+from reference_board import NetworkPushBoard, network_board
 from test_network import random_network
 
 # (activation, H, buckets, QA, layout): both activations, four sizes, one and eight buckets; a QA
@@ -50,14 +51,14 @@ def expected(network: Network, board: chess.Board) -> int:
     return flags if flags & ILLEGAL_FLAG else forward(network, board, base=evaluate) << FLAG_BITS | flags
 
 
-def search_walk(evaluator: NetworkEvaluator, games: int, seed: int) -> Iterator[tuple[NetworkBoard, int]]:
+def search_walk(evaluator: NetworkEvaluator, games: int, seed: int) -> Iterator[tuple[NetworkPushBoard, int]]:
     """Random games played on a NetworkBoard as the search plays them: at each position a few
     pseudo-legal moves are made with push_legal and taken back (illegal ones included), and a
     null move; then a legal move is kept. Yields each position with push_legal's result, the
     deepest games past the last slot of accumulators (STATE_PLIES)."""
     rng = random.Random(seed)
     for _ in range(games):
-        board = evaluator.search_board(chess.Board())
+        board = network_board(evaluator, chess.Board())
         yield board, board.evaluate_packed()
         while not board.is_game_over() and len(board._undo) < STATE_PLIES + 20:
             moves = list(board.pseudo_legal_moves)
@@ -149,7 +150,7 @@ def test_chess960_boards_update_their_accumulators_too() -> None:
     # python-chess makes a Chess960 board's moves (its move stack gives the ply).
     network = make_network(SCRELU, 64, 8, 255)
     evaluator = NetworkEvaluator(network)
-    board = evaluator.search_board(chess.Board.from_chess960_pos(518 - 100))
+    board = network_board(evaluator, chess.Board.from_chess960_pos(518 - 100))
     board.evaluate_packed()
     rng = random.Random(2)
     for _ in range(60):
@@ -196,7 +197,7 @@ def test_the_kernels_are_exact_on_the_training_positions(training_games: list[li
     # Every tenth game played through a NetworkBoard, its accumulators updated move by move.
     updated = 0
     for game in training_games[::10]:
-        walk = evaluator.search_board(chess.Board(game[0][0]))
+        walk = network_board(evaluator, chess.Board(game[0][0]))
         assert walk.evaluate_packed() == expected(network, walk)
         for _, move in game[:-1]:
             assert walk.push_legal(move) == expected(network, walk), walk.fen()
@@ -213,11 +214,12 @@ def test_compiled_and_interpreted_kernels_agree() -> None:
         "from garfish.engine.evaluation.network import forward\n"
         "from garfish.engine.evaluation.nnue import NetworkEvaluator\n"
         "from test_nnue import make_network\n"
+        "from reference_board import network_board\n"
         "moves = json.loads(sys.stdin.read())\n"
         "results = []\n"
         "for activation, qa, layout in ((0, 255, 0), (1, 255, 0), (1, 1000, 0), (1, 255, 1)):\n"
         "    evaluator = NetworkEvaluator(make_network(activation, 4, 2, qa, layout))\n"
-        "    board = evaluator.search_board(chess.Board())\n"
+        "    board = network_board(evaluator, chess.Board())\n"
         "    results.append([int(board.evaluate_packed()), evaluator.evaluate_packed(board)])\n"
         "    for uci in moves:\n"
         "        results.append([int(board.push_legal(chess.Move.from_uci(uci))), evaluator.evaluate_packed(board)])\n"

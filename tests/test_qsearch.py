@@ -1,6 +1,6 @@
 """The compiled quiescence search (engine/search/qsearch.py) against the Python paths it replaces: the same
 move lists as python-chess's generators on every position of the perft suites and of random games,
-the same positions after its moves as SearchBoard's, and the same tree as the Python quiescence
+the same positions after its moves as PushBoard's, and the same tree as the Python quiescence
 search (tests/reference_qsearch.py): score, nodes and deepest ply, compiled and interpreted."""
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import pytest
 from garfish.engine.board.captures import capture_list_kernel, quiet_checks_kernel
 from garfish.engine.board.captures import evasion_list_kernel
 from garfish.engine.board.moves import decode, encode
-from garfish.engine.board.searchboard import SearchBoard
 from garfish.engine.evaluation.classic import evaluate_packed
 from garfish.engine.evaluation.evalfile import DEFAULT_EVAL_FILE, load_evaluator
 from garfish.engine.evaluation.nnue import NetworkEvaluator
@@ -26,6 +25,7 @@ from garfish.engine.types import INF, MAX_LISTED_MOVES, MAX_PLY, bitboards
 from conftest import run_interpreted
 from positions import random_game_boards, suite_boards
 from reference_movepick import capture_moves, evasion_moves, is_good_capture
+from reference_board import PushBoard, network_board
 from reference_qsearch import Count, reference_qsearch
 from test_captures import listed, reference_quiet_checks
 
@@ -110,7 +110,7 @@ def test_a_kernel_move_makes_the_position_searchboard_makes(suite: list[chess.Bo
     made = 0
     boards = suite[::10] + games
     for board in boards:
-        search = SearchBoard.from_board(board)
+        search = PushBoard.from_board(board)
         if board.is_check():
             codes = evasion_codes(board, out)
         else:
@@ -141,7 +141,7 @@ def kernel_search(board: chess.Board, alpha: int, beta: int, ply: int, checks: b
         return quiescence_kernel(*bitboards(board), ep_of(board), packed, alpha, beta, ply, checks, False,
                                  work.no_weights, work.no_params, work.no_accumulators, 0, budget, work.state,
                                  work.frames, work.lists)
-    network = evaluator.search_board(board)
+    network = network_board(evaluator, board)
     packed = network.evaluate_packed()
     return quiescence_kernel(*bitboards(board), ep_of(board), packed, alpha, beta, ply, checks, True,
                              evaluator.weights, evaluator.params, network.state, network.slot(), budget, work.state,
@@ -151,7 +151,7 @@ def kernel_search(board: chess.Board, alpha: int, beta: int, ply: int, checks: b
 def reference_search(board: chess.Board, alpha: int, beta: int, ply: int, checks: bool,
                      evaluator: Optional[NetworkEvaluator]) -> tuple[int, int, int]:
     """The Python quiescence search from the board: (score, nodes, deepest ply)."""
-    search = SearchBoard.from_board(board) if evaluator is None else evaluator.search_board(board)
+    search = PushBoard.from_board(board) if evaluator is None else network_board(evaluator, board)
     count = Count(deepest=ply)
     score = reference_qsearch(search, alpha, beta, ply, search.evaluate_packed(), count, checks)
     return score, count.nodes, count.deepest

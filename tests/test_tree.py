@@ -16,7 +16,6 @@ import pytest
 from garfish.engine import Limits, Searcher
 from garfish.engine.board.checks import check_masks_kernel
 from garfish.engine.board.moves import MOVES_BY_CODE, decode, encode
-from garfish.engine.board.searchboard import SearchBoard
 from garfish.engine.board.position import (
     BLACK, CASTLING, P_EP, P_HALFMOVE, P_TURN, WHITE, castling_codes, insufficient_material, make_move, pseudo_legal,
 )
@@ -26,6 +25,7 @@ from garfish.engine.search.tt import TranspositionTable
 from garfish.engine.services.bench import BENCH_FENS
 from garfish.engine.types import MAX_LISTED_MOVES, bitboards
 from conftest import run_interpreted
+from reference_board import PushBoard
 from kernel_picker import kernel_work, pick_moves, searched
 from positions import random_game_boards, suite_boards
 import reference_picker
@@ -70,8 +70,8 @@ def test_make_move_makes_the_position_python_chess_makes(all_boards: list[chess.
         work = kernel_work(board)
         for move in board.legal_moves:
             make_move(work.pos, work.posi, 0, encode(move), board.chess960)
-            child = SearchBoard.from_board(board) if not board.chess960 else board.copy()
-            child.push(move)  # SearchBoard's make in standard chess, python-chess's in Chess960
+            child = PushBoard.from_board(board) if not board.chess960 else board.copy()
+            child.push(move)  # PushBoard's make in standard chess, python-chess's in Chess960
             expected = (child.pawns, child.knights, child.bishops, child.rooks, child.queens, child.kings,
                         child.occupied_co[chess.BLACK], child.occupied_co[chess.WHITE])
             assert tuple(int(bb) for bb in work.pos[1, :8]) == expected, (board.fen(), move.uci())
@@ -153,7 +153,7 @@ def test_the_picker_is_the_python_picker_move_for_move(all_boards: list[chess.Bo
         if masked:
             masks = tuple(int(mask) for mask in check_masks_kernel(*bitboards(board)))
         got = pick_moves(board, tt_move, killers, history, targets, masks, in_check)
-        search_board = SearchBoard.from_board(board)
+        search_board = PushBoard.from_board(board)
         expected = list(reference_picker.pick_moves(search_board, tt_move, killers, history.copy(), targets, masks,
                                                     in_check))
         assert got == expected, (board.fen(), [m.uci() for m in got], [m.uci() for m in expected])

@@ -202,8 +202,9 @@ def _is_castling(code, kings, own):
 @njit(cache=True)
 def make_move(pos, posi, ply, code, chess960):
     """Copy-make: row ply + 1 is row ply after the move `code` (pseudo-legal), as python-chess's push
-    (engine.board.SearchBoard.push in standard chess) makes it: bitboards, castling rights, side to
-    move, en passant square and halfmove clock (the key and evaluation are the caller's)."""
+    makes it (and tests/reference_board.py's PushBoard.push, the Python make it replaced): bitboards,
+    castling rights, side to move, en passant square and halfmove clock (the key and evaluation are the
+    caller's)."""
     child = ply + 1
     turn = posi[ply, P_TURN] != 0
     us = WHITE if turn else BLACK

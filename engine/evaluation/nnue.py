@@ -7,13 +7,11 @@ measured costs are accumulators.py's; their names are importable from here as we
 
 from __future__ import annotations
 
-from typing import Optional
-
 import chess
 import numpy as np
 
 from garfish.engine.board.bits import entry_point
-from garfish.engine.board.flags import ILLEGAL_FLAG, packed_score
+from garfish.engine.board.flags import packed_score
 from garfish.engine.board.searchboard import SearchBoard
 from garfish.engine.evaluation.accumulators import (  # noqa: F401 (the kernels' names, importable from here too)
     SCORE_LIMIT, STATE_PLIES, network_kernel, network_update_kernel,
@@ -21,7 +19,7 @@ from garfish.engine.evaluation.accumulators import (  # noqa: F401 (the kernels'
 from garfish.engine.evaluation.network import CLASSIC_BASE, KING_BUCKET_MAPS, NO_KING_BUCKETS, SCRELU, Network
 from garfish.engine.types import bitboards
 
-# The search's compiled entry: no dispatcher between push_legal and the kernel (engine.board.bits.entry_point;
+# The compiled entry: no dispatcher between evaluate_packed and the kernel (engine.board.bits.entry_point;
 # timeit, CPython 3.11: ~1.35 us a call against ~1.87 us through the dispatcher, its arrays' types matched).
 _network_update = entry_point(network_update_kernel)
 
@@ -63,8 +61,8 @@ class NetworkEvaluator:
 
 
 class NetworkBoard(SearchBoard):
-    """A SearchBoard that evaluates with a network: push_legal runs network_update_kernel on the
-    board's own accumulators (one pair per ply; make and unmake do no network work)."""
+    """A SearchBoard that evaluates with a network, into accumulators of its own (a pair a ply: the
+    search's root fills slot 0, and the compiled search the slots below it)."""
 
     weights: np.ndarray
     params: np.ndarray
@@ -77,24 +75,10 @@ class NetworkBoard(SearchBoard):
         self.state = np.zeros((STATE_PLIES, 2 * evaluator.network.hidden + 16), dtype=np.int32)
         return self
 
-    def push_legal(self, move: chess.Move) -> Optional[int]:
-        """SearchBoard.push_legal with the network's evaluation. (The kernel is called here as in
-        evaluate_packed, not through it: a Python call less per node.)"""
-        self.push(move)
-        occupied_co = self.occupied_co
-        packed = _network_update(self.pawns, self.knights, self.bishops, self.rooks, self.queens, self.kings,
-                                 occupied_co[0], occupied_co[1], self.turn, self.weights, self.params, self.state,
-                                 len(self._undo or self.move_stack))
-        if packed & ILLEGAL_FLAG:
-            self.pop()
-            return None
-        return packed
-
     def evaluate_packed(self) -> int:
-        """The network's packed result for the position, its ply's accumulators updated from the
-        ply before's. (The ply: the depth of the undo list, or of python-chess's move stack on a
-        Chess960 board, whose moves python-chess makes.)"""
+        """The network's packed result for the position, its ply's accumulators (slot()) updated from the
+        ply before's."""
         occupied_co = self.occupied_co
         return _network_update(self.pawns, self.knights, self.bishops, self.rooks, self.queens, self.kings,
                                occupied_co[0], occupied_co[1], self.turn, self.weights, self.params, self.state,
-                               len(self._undo or self.move_stack))
+                               self.slot())

@@ -12,11 +12,11 @@ tested), delta pruning against the raised alpha, losing captures and under-promo
 at the first quiescence ply, the quiet checks of quiet_checks_kernel once no capture has cut off.
 
 A child is made by copy-make on a small state (the eight bitboards, the side to move and the en
-passant square, one row per ply, exactly as engine.board.SearchBoard.push makes it: no move of
-the quiescence search castles) and evaluated by the kernel the search uses after its moves
+passant square, one row per ply) by engine.board.position's make_pieces, as python-chess's push makes
+it (no move of the quiescence search castles), and evaluated by the kernel the search uses after its moves
 (engine.evaluation.classic.evaluate_kernel, or engine.evaluation.nnue.network_update_kernel on the next slot of the
 board's own accumulators, updated incrementally from the slot before): a child whose side to move
-could take the king is dropped, as push_legal drops it.
+could take the king is dropped (the evaluation's illegal flag).
 
 The kernel returns the score, the nodes it searched and the deepest ply it reached. It cannot read
 the clock or the stop flag: the caller polls after it returns (a quiescence subtree is small). A
@@ -61,7 +61,7 @@ BITBOARDS = "uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boo
 
 @njit(cache=True)
 def _evaluate(state, row, turn, use_network, weights, params, accumulators, slot):
-    """The packed evaluation of state row `row` (engine.board.flags), as the search's push_legal gets it."""
+    """The packed evaluation of state row `row` (engine.board.flags), as the search evaluates a child."""
     if use_network:
         return network_update_kernel(*bitboards(state, row), turn, weights, params, accumulators, slot)
     return evaluate_kernel(*bitboards(state, row), turn)

@@ -51,8 +51,10 @@ RowBitboards = tuple[np.uint64, np.uint64, np.uint64, np.uint64, np.uint64, np.u
 def bitboards(pos, ply) -> RowBitboards:
     """Row ply's eight bitboards, in the kernels' argument order: pawns, knights, bishops, rooks, queens,
     kings, black, white."""
-    row = pos[ply]
-    return row[PAWNS], row[KNIGHTS], row[BISHOPS], row[ROOKS], row[QUEENS], row[KINGS], row[BLACK], row[WHITE]
+    # Indexed in place: a row view (pos[ply]) would be an array object of its own, reference-counted at
+    # every call (3% of bench's speed).
+    return (pos[ply, PAWNS], pos[ply, KNIGHTS], pos[ply, BISHOPS], pos[ply, ROOKS], pos[ply, QUEENS], pos[ply, KINGS],
+            pos[ply, BLACK], pos[ply, WHITE])
 
 
 @njit(cache=True)

@@ -358,11 +358,11 @@ class Tablebases:
         that the counter spoils, played move after move, shuffles the win into a draw)."""
         ranked: list[tuple[chess.Move, int, int]] = []
         unspoiled = self.rule50 and root_dtz > 0 and root_dtz + board.halfmove_clock <= 99
-        kept = MAX_DTZ // 2 if unspoiled else 0  # the ranks above this keep the root's result
+        kept = MAX_DTZ // 2 if unspoiled else 0  # a win's ranks above this keep the root's result
+        best: Optional[int] = None  # the best rank so far
         for move in moves:
-            if (deadline is not None and time.perf_counter() > deadline and ranked
-                    and max(rank for _, rank, _ in ranked) * root_dtz > 0
-                    and (root_dtz < 0 or max(rank for _, rank, _ in ranked) > kept)):
+            if (deadline is not None and best is not None and (best < 0 if root_dtz < 0 else best > kept)
+                    and time.perf_counter() > deadline):
                 return ranked  # out of time, and a move that keeps the root's result is known
             board.push(move)
             try:
@@ -381,6 +381,7 @@ class Tablebases:
             if dtz is None:
                 return None
             ranked.append((move, *self._dtz_rank(dtz, board.halfmove_clock)))
+            best = ranked[-1][1] if best is None else max(best, ranked[-1][1])
             if (0 < dtz <= root_dtz) or (root_dtz < 0 and dtz <= root_dtz):
                 break  # as fast a win (as slow a loss) as the root's DTZ promises: the best there is
         return ranked

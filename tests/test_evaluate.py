@@ -65,21 +65,21 @@ def test_compiled_and_interpreted_kernels_agree() -> None:
 def test_numba_cache_goes_somewhere_writable_when_the_package_is_read_only(tmp_path, monkeypatch) -> None:
     from pathlib import Path
 
-    import garfish.engine.numbacache as numbacache
+    from garfish.engine import kernel
 
     package = tmp_path / "site-packages" / "engine"
     package.mkdir(parents=True)
     home = tmp_path / "home"
     home.mkdir()
     writable = {str(home), str(tmp_path)}
-    monkeypatch.setattr(numbacache.os, "access", lambda path, mode: str(path) in writable)
+    monkeypatch.setattr(kernel.os, "access", lambda path, mode: str(path) in writable)
     # Read-only package folder: the cache moves to the user's cache folder.
-    chosen = numbacache.numba_cache_dir(package, {"HOME": str(home)}, 1000)
+    chosen = kernel.numba_cache_dir(package, {"HOME": str(home)}, 1000)
     assert chosen == str(home / ".cache" / "garfish" / "numba") and Path(chosen).is_dir()
     # An explicit NUMBA_CACHE_DIR, or a writable package folder, is left alone.
-    assert numbacache.numba_cache_dir(package, {"NUMBA_CACHE_DIR": "/x", "HOME": str(home)}, 1000) is None
+    assert kernel.numba_cache_dir(package, {"NUMBA_CACHE_DIR": "/x", "HOME": str(home)}, 1000) is None
     writable.add(str(package))
-    assert numbacache.numba_cache_dir(package, {"HOME": str(home)}, 1000) is None
+    assert kernel.numba_cache_dir(package, {"HOME": str(home)}, 1000) is None
 
 
 def test_a_read_only_install_sets_numbas_cache_folder_not_the_environment(tmp_path) -> None:

@@ -50,14 +50,14 @@ UPWARD = {
 
 
 def engine_part(module: str) -> int:
-    """The module's place in PARTS, or -1 for engine/'s top (engine.py, types.py, numbacache.py)."""
+    """The module's place in PARTS, or -1 for engine/'s top (engine.py, types.py, kernel.py)."""
     name = module[len(ENGINE) + 1:].split(".")[0]
     return PARTS.index(name) if name in PARTS else -1
 
 
 def test_engine_imports_point_down_its_parts_in_at_most_ten_layers() -> None:
     """services -> search -> evaluation -> board, no import back up but the two documented; and the
-    longest import chain inside engine/ (Engine to numbacache) is ten modules, one fewer than the
+    longest import chain inside engine/ (Engine to kernel) is ten modules, one fewer than the
     flat engine/ of 0.2.0 had (eleven)."""
     graph = import_graph(installed_sources([ENGINE]))
     inside = {module: {target for target in targets if target.startswith(ENGINE + ".")}

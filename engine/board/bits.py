@@ -2,10 +2,10 @@
 
 Squares are numbered as in python-chess (a1 = 0, h8 = 63). Every bitboard is a
 `uint64`; the kernels never mix it with signed integers. The helpers here are
-`@njit(cache=True)`, so each kernel that uses them compiles them in.
+`@kernel`, so each kernel that uses them compiles them in.
 Under `NUMBA_DISABLE_JIT=1` the bit intrinsics fall back to plain Python.
-Every kernel module imports this one first, and this one engine.numbacache, which chooses where
-the compiled kernels are cached before any kernel is compiled.
+Every kernel module imports this one first, and this one engine.kernel, which chooses where the compiled
+kernels are cached before any kernel is compiled.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from __future__ import annotations
 from typing import Callable
 
 import numpy as np
-from numba import config, njit, types
+from numba import config, types
 from numba.extending import intrinsic
 
-import garfish.engine.numbacache  # noqa: F401 (where Numba caches: chosen before any kernel is compiled)
+from garfish.engine.kernel import kernel  # first: it chooses where Numba caches
 
 
 U64 = np.uint64
@@ -141,7 +141,7 @@ PAWN_ATTACKS = np.stack([_leaper_table([(-1, -1), (1, -1)]), _leaper_table([(-1,
 RAYS = _ray_table()
 
 
-@njit("uint64(int64, int64, uint64)", cache=True)
+@kernel("uint64(int64, int64, uint64)")
 def ray_attacks(d: int, sq: int | np.int64, occ: np.uint64) -> np.uint64:
     """Attacks along one ray from sq, stopping at (and including) the first blocker."""
     ray = RAYS[d, sq]
@@ -155,25 +155,25 @@ def ray_attacks(d: int, sq: int | np.int64, occ: np.uint64) -> np.uint64:
     return ray
 
 
-@njit("uint64(int64, uint64)", cache=True)
+@kernel("uint64(int64, uint64)")
 def bishop_attacks(sq: int | np.int64, occ: np.uint64) -> np.uint64:
     """Diagonal attacks from sq on the given occupancy."""
     return ray_attacks(1, sq, occ) | ray_attacks(3, sq, occ) | ray_attacks(5, sq, occ) | ray_attacks(7, sq, occ)
 
 
-@njit("uint64(int64, uint64)", cache=True)
+@kernel("uint64(int64, uint64)")
 def rook_attacks(sq: int | np.int64, occ: np.uint64) -> np.uint64:
     """Orthogonal attacks from sq on the given occupancy."""
     return ray_attacks(0, sq, occ) | ray_attacks(2, sq, occ) | ray_attacks(4, sq, occ) | ray_attacks(6, sq, occ)
 
 
-@njit(cache=True)
+@kernel
 def white_pawn_attacks(pawns: np.uint64) -> np.uint64:
     """All squares attacked by a set of white pawns."""
     return ((pawns & ~FILE_A) << U64(7)) | ((pawns & ~FILE_H) << U64(9))
 
 
-@njit(cache=True)
+@kernel
 def black_pawn_attacks(pawns: np.uint64) -> np.uint64:
     """All squares attacked by a set of black pawns."""
     return ((pawns & ~FILE_A) >> U64(9)) | ((pawns & ~FILE_H) >> U64(7))

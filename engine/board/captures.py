@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import chess
 import numpy as np
-from numba import njit
 
 from garfish.engine.board.bits import (
     KING_ATTACKS, KNIGHT_ATTACKS, NONE_YET, ONE, PAWN_ATTACKS, RANK_1, RANK_2, RANK_3_4, RANK_4, RANK_5, RANK_5_6,
@@ -40,6 +39,7 @@ from garfish.engine.board.flags import (
 )
 from garfish.engine.board.moves import MOVE_TABLE, TO_SHIFT
 from garfish.engine.board.see import see_ge_kernel
+from garfish.engine.kernel import kernel
 from garfish.engine.types import MAX_LISTED_MOVES, PIECE_VALUE
 
 # An entry: the move's 16-bit code (from | to << 6 | promotion << 12, engine.board.moves.encode),
@@ -88,7 +88,7 @@ CHECKS_ONLY, EVERY_QUIET = np.bool_(True), np.bool_(False)  # _add_quiets' check
 BITBOARDS = "uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean"
 
 
-@njit(cache=True)
+@kernel
 def _piece_at(sq_bb, pawns, knights, bishops, rooks, queens):
     """The python-chess piece type on a square (its bit), 6 (king) when none of the others; the
     square must hold a piece."""
@@ -105,7 +105,7 @@ def _piece_at(sq_bb, pawns, knights, bishops, rooks, queens):
     return 6
 
 
-@njit(cache=True)
+@kernel
 def _attacks(sq, kind, occ):
     """python-chess's attacks_mask for a non-pawn piece of the given type on sq."""
     if kind == 2:
@@ -119,7 +119,7 @@ def _attacks(sq, kind, occ):
     return KING_ATTACKS[sq]
 
 
-@njit(cache=True)
+@kernel
 def _good(pawns, knights, bishops, rooks, queens, kings, black, white, from_sq, to_sq, attacker, victim, promotion):
     """Whether a capture is good (tests/reference_movepick.py's is_good_capture): a queen
     promotion, a capture of a piece worth at least its attacker (or by the king), or one that does
@@ -132,7 +132,7 @@ def _good(pawns, knights, bishops, rooks, queens, kings, black, white, from_sq, 
                          attacker, victim, 0)
 
 
-@njit(cache=True)
+@kernel
 def _mvv_lva(victim, attacker, promotion):
     """The MVV-LVA sort key of a capture or promotion (tests/reference_movepick.py's _capture_key):
     a promotion adds its new piece as a second victim (promotion: 0 for none; a promotion push's
@@ -140,7 +140,7 @@ def _mvv_lva(victim, attacker, promotion):
     return _VALUE[victim] * 8 - _VALUE[attacker] // 100 + (_VALUE[promotion] * 8 if promotion else 0)
 
 
-@njit(cache=True)
+@kernel(allocates=True)
 def _list_captures(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, to_mask, out):
     """capture_list_kernel's work (its bitboards uint64)."""
     own = white if turn else black
@@ -238,7 +238,7 @@ def _list_captures(pawns, knights, bishops, rooks, queens, kings, black, white, 
     return n
 
 
-@njit(f"int64({BITBOARDS}, int64, uint64, int64[::1])", cache=True, nogil=True)
+@kernel(f"int64({BITBOARDS}, int64, uint64, int64[::1])", nogil=True)
 def capture_list_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, to_mask, out):
     """Write the pseudo-legal captures onto to_mask (en passant when to_mask holds the en passant
     square ep, -1 for none) and the non-capturing promotions into out, best MVV-LVA first; return
@@ -249,7 +249,7 @@ def capture_list_kernel(pawns, knights, bishops, rooks, queens, kings, black, wh
                           U64(white), turn, ep, U64(to_mask), out)
 
 
-@njit("uint64(int64, int64, uint64, uint64, uint64, uint64, uint64)", cache=True, nogil=True)
+@kernel("uint64(int64, int64, uint64, uint64, uint64, uint64, uint64)", nogil=True)
 def attacked_pieces_kernel(flags, need, pawns, knights, bishops, rooks, queens):
     """The squares of every piece (of either colour) of a kind that the evaluation's flags
     (engine.board.flags: ATTACKS_PAWN .. ATTACKS_QUEEN) say the side to move attacks, and worth more than
@@ -269,7 +269,7 @@ def attacked_pieces_kernel(flags, need, pawns, knights, bishops, rooks, queens):
     return mask
 
 
-@njit(f"int64({BITBOARDS}, int64, int64, int64, int64[::1])", cache=True, nogil=True)
+@kernel(f"int64({BITBOARDS}, int64, int64, int64, int64[::1])", nogil=True)
 def quiescence_list_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, flags, need, out):
     """The quiescence search's captures: capture_list_kernel's list for the enemy pieces of the
     kinds the evaluation's flags (engine.board.flags) say the side to move attacks and worth more than
@@ -287,7 +287,7 @@ def quiescence_list_kernel(pawns, knights, bishops, rooks, queens, kings, black,
     return _list_captures(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, mask, out)
 
 
-@njit(cache=True)
+@kernel
 def pawn_pushes(own_pawns, occ, turn):
     """(single, double, step): the squares the pawns own_pawns of the side `turn` can step to one and
     two squares ahead on the occupancy occ (python-chess's advance generation), and a step's square
@@ -305,7 +305,7 @@ _INDEX_SHIFT = 16
 _KEY_SHIFT = 24
 
 
-@njit(cache=True)
+@kernel
 def _add_quiets(pawns, knights, bishops, rooks, queens, kings, black, white, turn, from_mask, to_mask, checks,
                 castle_a, castle_b, seen_a, seen_b, seen_c, out, n):
     """Append to out (n entries so far) the quiet moves from from_mask onto to_mask (empty squares)
@@ -349,7 +349,7 @@ def _add_quiets(pawns, knights, bishops, rooks, queens, kings, black, white, tur
     return n
 
 
-@njit(cache=True)
+@kernel
 def _wanted(pawns, knights, bishops, rooks, queens, kings, black, white, turn, from_sq, to_sq, kind, checks, seen_a,
             seen_b, seen_c):
     """Whether _add_quiets lists the quiet move: not one of the codes seen, and with checks, one that
@@ -362,7 +362,7 @@ def _wanted(pawns, knights, bishops, rooks, queens, kings, black, white, turn, f
         and see_ge_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, from_sq, to_sq, kind, 0, 0))
 
 
-@njit(cache=True)
+@kernel
 def _possible_checks(pawns, knights, bishops, rooks, queens, kings, black, white, turn, check_to, discoverers,
                      reachers, checks, seen_a, seen_b, seen_c, out):
     """Write into out the quiet moves (no king move, promotion or castling) that may give check by
@@ -379,7 +379,7 @@ def _possible_checks(pawns, knights, bishops, rooks, queens, kings, black, white
     return n
 
 
-@njit(f"int64({BITBOARDS}, int64[::1])", cache=True, nogil=True)
+@kernel(f"int64({BITBOARDS}, int64[::1])", nogil=True)
 def quiet_checks_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, out):
     """Write into out the quiet moves (no capture, promotion, castling or king move) that give
     check and do not lose the moved piece by SEE, as Searcher._quiet_checks yields them: first the
@@ -394,7 +394,7 @@ def quiet_checks_kernel(pawns, knights, bishops, rooks, queens, kings, black, wh
                             reachers, CHECKS_ONLY, NO_CODE, NO_CODE, NO_CODE, out)
 
 
-@njit(cache=True)
+@kernel
 def _sort_packed(out, n):
     """Sort the packed entries out[:n] (sort key, generation index, code) best first, by an
     insertion sort (a few dozen entries), and leave only their codes."""
@@ -409,8 +409,8 @@ def _sort_packed(out, n):
         out[i] &= CODE_MASK
 
 
-@njit(f"int64({BITBOARDS}, uint64, uint64, uint64, boolean, int64, int64, int64, int64, int64, int64[::1], "
-      "int64[::1])", cache=True, nogil=True)
+@kernel(f"int64({BITBOARDS}, uint64, uint64, uint64, boolean, int64, int64, int64, int64, int64, int64[::1], "
+      "int64[::1])", nogil=True)
 def quiet_list_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, check_to, discoverers,
                       reachers, masked, castle_a, castle_b, seen_a, seen_b, seen_c, history, out):
     """The move picker's quiet stage (tests/reference_picker.py's pick_moves): write into out the codes of the
@@ -455,7 +455,7 @@ RANK_1_OR_8 = RANK_1 | RANK_8  # a pawn arriving there promotes
 PROMOTION_ORDER = (5, 4, 3, 2)  # python-chess generates promotions queen, rook, bishop, knight
 
 
-@njit(cache=True)
+@kernel
 def _add_pawn_move(out, n, from_sq, to_sq):
     """Write a pawn move (the four promotions, queen first, onto the last rank) at out[n]; the new count."""
     if (ONE << U64(to_sq)) & RANK_1_OR_8:
@@ -468,7 +468,7 @@ def _add_pawn_move(out, n, from_sq, to_sq):
     return n
 
 
-@njit(cache=True)
+@kernel
 def _add_en_passant(pawns, own, occ, turn, ep, from_mask, to_mask, out, n):
     """python-chess's generate_pseudo_legal_ep: the captures onto the en passant square ep (-1: none)."""
     if ep < 0:
@@ -485,7 +485,7 @@ def _add_en_passant(pawns, own, occ, turn, ep, from_mask, to_mask, out, n):
     return n
 
 
-@njit(f"int64({BITBOARDS}, int64, int64[::1])", cache=True, nogil=True)
+@kernel(f"int64({BITBOARDS}, int64, int64[::1])", nogil=True)
 def evasion_list_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, out):
     """Write into out the codes of the evasions of a side in check (tests/reference_movepick.py's
     evasion_moves), in python-chess's evasion order (pseudo-legal: a pinned piece's move is listed,
@@ -560,8 +560,8 @@ def evasion_list_kernel(pawns, knights, bishops, rooks, queens, kings, black, wh
 _GROUP_SHIFT = 56  # evasion_order_kernel's sort: the group above the key
 
 
-@njit("UniTuple(int64, 3)(uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean, int64, "
-      "int64[::1])", cache=True, nogil=True)
+@kernel("UniTuple(int64, 3)(uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean, int64, "
+      "int64[::1])", nogil=True)
 def evasion_order_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, out):
     """The picker's stages over the evasions of a side in check (tests/reference_picker.py's pick_evasions):
     write into out the codes of evasion_list_kernel's moves regrouped: the good captures and

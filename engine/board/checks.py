@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import chess
 import numpy as np
-from numba import njit
 
 from garfish.engine.board.bits import (
     KING_ATTACKS, KNIGHT_ATTACKS, ONE, PAWN_ATTACKS, RANK_4, RANK_5, U64, ZERO, bishop_attacks, black_pawn_attacks,
     entry_point, lsb, popcount, rook_attacks, white_pawn_attacks,
 )
+from garfish.engine.kernel import kernel
 from garfish.engine.types import bitboards
 
 
-@njit(cache=True)
+@kernel
 def piece_attacks(sq, bb, knights, bishops, rooks, queens, occ):
     """Attacks of the non-pawn piece on sq (bb = its bit): a king when it is none of the others."""
     if bb & knights:
@@ -28,7 +28,7 @@ def piece_attacks(sq, bb, knights, bishops, rooks, queens, occ):
     return KING_ATTACKS[sq]
 
 
-@njit(cache=True)
+@kernel
 def _reaching(pieces, targets, knights, bishops, rooks, queens, occ):
     """Those of the given non-pawn pieces that attack at least one target square."""
     found = ZERO
@@ -57,11 +57,9 @@ def _between_table() -> np.ndarray:
 BETWEEN = _between_table()
 
 
-@njit(
+@kernel(
     "boolean(uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean, int64, int64, int64, int64)",
-    cache=True,
-    nogil=True,
-)
+    nogil=True)
 def gives_check_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn,
                        from_sq, to_sq, piece, promotion):
     """True when moving `piece` (python-chess type) from from_sq to to_sq checks the enemy king.
@@ -103,11 +101,9 @@ def gives_check_kernel(pawns, knights, bishops, rooks, queens, kings, black, whi
     return False
 
 
-@njit(
+@kernel(
     "UniTuple(uint64, 3)(uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean)",
-    cache=True,
-    nogil=True,
-)
+    nogil=True)
 def check_masks_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn):
     """(targets, discoverers, movers): squares a non-king piece of the side to move could
     check from, its pieces whose departure could uncover a check by a slider behind them,
@@ -157,11 +153,9 @@ def gives_check(board: chess.Board, move: chess.Move) -> bool:
     return bool(gives_check_kernel(*bitboards(board), move.from_square, move.to_square, piece, move.promotion or 0))
 
 
-@njit(
+@kernel(
     "uint64(uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean, uint64)",
-    cache=True,
-    nogil=True,
-)
+    nogil=True)
 def attackers_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, targets):
     """The pieces of the side to move that attack at least one of the target squares.
 
@@ -177,7 +171,7 @@ def attackers_kernel(pawns, knights, bishops, rooks, queens, kings, black, white
     return found | _reaching(own & ~pawns, targets, knights, bishops, rooks, queens, occ)
 
 
-@njit(cache=True)
+@kernel
 def _attacks_of(pieces, knights, bishops, rooks, queens, occ):
     """Union of the attacks of the given non-pawn pieces."""
     att = ZERO
@@ -189,11 +183,9 @@ def _attacks_of(pieces, knights, bishops, rooks, queens, occ):
     return att
 
 
-@njit(
+@kernel(
     "uint64(uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean)",
-    cache=True,
-    nogil=True,
-)
+    nogil=True)
 def threats_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn):
     """Pieces of the side to move that are en prise: attacked by a cheaper enemy piece
     (a minor by a pawn, a rook by a pawn or minor, a queen by a pawn, minor or rook) or
@@ -222,11 +214,9 @@ def threats_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, 
     return threatened
 
 
-@njit(
+@kernel(
     "UniTuple(uint64, 4)(uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean)",
-    cache=True,
-    nogil=True,
-)
+    nogil=True)
 def evasion_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn):
     """(checkers, king_to, block, blockers): for the side to move, the enemy pieces giving
     check, the squares its king can step to without being attacked (sliders see through

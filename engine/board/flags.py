@@ -9,11 +9,11 @@ which has none of its own, builds them with side_attacks: the same flags for the
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from garfish.engine.board.bits import (
     KING_ATTACKS, KNIGHT_ATTACKS, ONE, bishop_attacks, black_pawn_attacks, lsb, rook_attacks, white_pawn_attacks,
 )
+from garfish.engine.kernel import kernel
 
 # An evaluation kernel's result packs the score and eight flags: score << FLAG_BITS | flags.
 FLAG_BITS = 8
@@ -40,7 +40,7 @@ def packed_flags(packed: int) -> int:
     return packed & FLAGS_MASK
 
 
-@njit(cache=True)
+@kernel
 def attack_flags(pawns, knights, bishops, rooks, queens, kings, black, white, turn, white_att, black_att):
     """The flags for the side to move (turn: True for White), given every square each side
     attacks (white_att, black_att: pawns, pieces and king, on the board's occupancy)."""
@@ -71,7 +71,7 @@ def attack_flags(pawns, knights, bishops, rooks, queens, kings, black, white, tu
 
 
 
-@njit(cache=True)
+@kernel
 def side_attacks(white_side, own, pawns, knights, bishops, rooks, queens, kings, occ):
     """Every square the pieces of one side (own; white_side: is it White) attack, as attack_flags
     takes them: pawn captures, knights, sliders on the occupancy occ, and the king."""

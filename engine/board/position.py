@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import chess
 import numpy as np
-from numba import njit
 
 from garfish.engine.board.bits import ONE, U64, ZERO, lsb, msb, popcount
 from garfish.engine.board.captures import CODE_MASK, _attacks, _piece_at, capture_list_kernel
@@ -23,6 +22,7 @@ from garfish.engine.board.checks import BETWEEN
 from garfish.engine.board.moves import PROMOTION_SHIFT, SQUARE_MASK, TO_SHIFT
 from garfish.engine.board.see import _attackers_to
 from garfish.engine.board.zobrist import zobrist_kernel
+from garfish.engine.kernel import kernel
 
 # A row of `pos` (uint64): the eight bitboards, the castling rights, the key.
 PAWNS, KNIGHTS, BISHOPS, ROOKS, QUEENS, KINGS, BLACK, WHITE = range(8)
@@ -47,7 +47,7 @@ _LAST_RANKS = U64(chess.BB_RANK_1 | chess.BB_RANK_8)
 RowBitboards = tuple[np.uint64, np.uint64, np.uint64, np.uint64, np.uint64, np.uint64, np.uint64, np.uint64]
 
 
-@njit(cache=True)
+@kernel
 def bitboards(pos, ply) -> RowBitboards:
     """Row ply's eight bitboards, in the kernels' argument order: pawns, knights, bishops, rooks, queens,
     kings, black, white."""
@@ -57,7 +57,7 @@ def bitboards(pos, ply) -> RowBitboards:
             pos[ply, BLACK], pos[ply, WHITE])
 
 
-@njit(cache=True)
+@kernel
 def code_squares(code):
     """A move code's (from square, to square, promotion piece type (0: none), from bit, to bit)."""
     from_sq = code & SQUARE_MASK
@@ -65,7 +65,7 @@ def code_squares(code):
     return from_sq, to_sq, code >> PROMOTION_SHIFT, ONE << U64(from_sq), ONE << U64(to_sq)
 
 
-@njit(cache=True)
+@kernel
 def make_pieces(state, parent, child, turn, ep, code):
     """Copy-make of the eight bitboards: state row `child` is row `parent` after the move `code` (never
     castling) by the side `turn`, as python-chess's push makes it; returns the child's en passant square
@@ -104,7 +104,7 @@ def make_pieces(state, parent, child, turn, ep, code):
     return child_ep
 
 
-@njit(cache=True)
+@kernel
 def clean_rights(castling, rooks, kings, black, white, chess960):
     """python-chess's clean_castling_rights for a board with no move stack: the rights whose rook
     and king stand where castling needs them (e1/e8 and the corners in standard chess)."""
@@ -135,7 +135,7 @@ def clean_rights(castling, rooks, kings, black, white, chess960):
     return clean
 
 
-@njit(cache=True)
+@kernel
 def castling_codes(pos, posi, ply, chess960):
     """python-chess's generate_castling_moves for the side to move of row `ply`, in its order (the
     h-side first): the two codes (-1: none), as python-chess writes them (e1g1 in standard chess,
@@ -191,7 +191,7 @@ def castling_codes(pos, posi, ply, chess960):
     return first, second
 
 
-@njit(cache=True)
+@kernel
 def _is_castling(code, kings, own):
     """Whether a king's move is castling: onto its own rook (Chess960's form) or by two squares."""
     from_sq = code & SQUARE_MASK
@@ -201,7 +201,7 @@ def _is_castling(code, kings, own):
     return bool(own & (ONE << U64(to_sq))) or to_sq - from_sq == 2 or from_sq - to_sq == 2
 
 
-@njit(cache=True)
+@kernel
 def make_move(pos, posi, ply, code, chess960):
     """Copy-make: row ply + 1 is row ply after the move `code` (pseudo-legal), as python-chess's push
     makes it (and tests/reference_board.py's PushBoard.push, the Python make it replaced): bitboards,
@@ -248,7 +248,7 @@ def make_move(pos, posi, ply, code, chess960):
     posi[child, P_HALFMOVE] = halfmove
 
 
-@njit(cache=True)
+@kernel
 def make_null(pos, posi, ply):
     """Row ply + 1 is row ply after a null move: the other side to move, no en passant square."""
     for i in range(POS_FIELDS):
@@ -258,14 +258,14 @@ def make_null(pos, posi, ply):
     posi[ply + 1, P_HALFMOVE] = posi[ply, P_HALFMOVE] + 1
 
 
-@njit(cache=True)
+@kernel
 def position_key(pos, posi, ply):
     """The Zobrist key of row ply (engine.board.zobrist, from its raw castling rights as the search's board has
     them)."""
     return zobrist_kernel(*bitboards(pos, ply), posi[ply, P_TURN] != 0, pos[ply, CASTLING], posi[ply, P_EP])
 
 
-@njit(cache=True)
+@kernel
 def insufficient_material(pos, ply):
     """python-chess's is_insufficient_material (both sides, by material and bishop colours)."""
     pawns, knights, bishops, rooks, queens, kings, black, white = bitboards(pos, ply)
@@ -284,7 +284,7 @@ def insufficient_material(pos, ply):
     return True
 
 
-@njit(cache=True)
+@kernel
 def pseudo_legal(code, pos, posi, ply, chess960, scratch):
     """python-chess's is_pseudo_legal for the move `code` in row ply (a TT move or a killer comes from
     another position): castling by its rules, a pawn's capture, en passant or promotion looked up in
@@ -330,7 +330,7 @@ def pseudo_legal(code, pos, posi, ply, chess960, scratch):
     return False
 
 
-@njit(cache=True)
+@kernel
 def is_quiet(code, pos, posi, ply):
     """Not a promotion, nothing on the target, and not a pawn onto the en passant square."""
     to_sq = (code >> TO_SHIFT) & SQUARE_MASK
@@ -342,7 +342,7 @@ def is_quiet(code, pos, posi, ply):
     return not (to_sq == posi[ply, P_EP] and pos[ply, PAWNS] & (ONE << U64(code & SQUARE_MASK)))
 
 
-@njit(cache=True)
+@kernel
 def is_capture(code, pos, posi, ply):
     """python-chess's is_capture: either square an enemy's, or en passant."""
     from_sq = code & SQUARE_MASK

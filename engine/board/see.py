@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import chess
 import numpy as np
-from numba import njit
 
 from garfish.engine.board.bits import KING_ATTACKS, KNIGHT_ATTACKS, ONE, PAWN_ATTACKS, U64, bishop_attacks, lsb, rook_attacks
+from garfish.engine.kernel import kernel
 from garfish.engine.types import PIECE_VALUE
 
 # A king that captures is worth more than anything it could win: the exchange only
@@ -17,7 +17,7 @@ SEE_VALUE = np.array(PIECE_VALUE[:chess.KING] + (SEE_KING_VALUE,), dtype=np.int6
 PAWN, KNIGHT, BISHOP, ROOK, QUEEN = chess.PAWN, chess.KNIGHT, chess.BISHOP, chess.ROOK, chess.QUEEN
 
 
-@njit(cache=True)
+@kernel
 def _attackers_to(sq, occ, pawns, knights, bishops, rooks, queens, kings, black, white):
     """Every piece of either colour attacking sq with the given occupancy."""
     return (
@@ -30,11 +30,9 @@ def _attackers_to(sq, occ, pawns, knights, bishops, rooks, queens, kings, black,
     )
 
 
-@njit(
+@kernel(
     "boolean(uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, int64, int64, int64, int64, int64)",
-    cache=True,
-    nogil=True,
-)
+    nogil=True)
 def see_ge_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, from_sq, to_sq,
                   attacker, victim, threshold):
     """True when capturing on to_sq from from_sq wins at least `threshold` after best replies.

@@ -12,9 +12,9 @@ from __future__ import annotations
 import chess
 import chess.polyglot
 import numpy as np
-from numba import njit
 
 from garfish.engine.board.bits import FILE_A, FILE_H, ONE, RANK_1, RANK_8, U64, ZERO, lsb
+from garfish.engine.kernel import kernel
 from garfish.engine.types import bitboards
 
 KEYS = np.array(chess.polyglot.POLYGLOT_RANDOM_ARRAY, dtype=np.uint64)
@@ -23,7 +23,7 @@ EP_OFFSET = 772
 TURN_OFFSET = 780
 
 
-@njit(cache=True)
+@kernel
 def _hash_pieces(bb: np.uint64, key_offset: int) -> np.uint64:
     """XOR of the piece-square keys of every piece in bb."""
     h = ZERO
@@ -34,11 +34,9 @@ def _hash_pieces(bb: np.uint64, key_offset: int) -> np.uint64:
     return h
 
 
-@njit(
+@kernel(
     "uint64(uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean, uint64, int64)",
-    cache=True,
-    nogil=True,
-)
+    nogil=True)
 def zobrist_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, castling, ep):
     """Polyglot key of the position given by python-chess bitboards (ep = -1 for none)."""
     h = ZERO

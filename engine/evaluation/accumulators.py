@@ -40,12 +40,12 @@ and faster from H = 128 on (29% less per evaluation at 256): the search uses it.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from garfish.engine.board.bits import NONE_YET, ONE, lsb, popcount
 from garfish.engine.board.flags import FLAG_BITS, FLAGS_MASK, ILLEGAL_FLAG, attack_flags, packed_score, side_attacks
 from garfish.engine.evaluation.classic import evaluate_kernel
 from garfish.engine.evaluation.network import CLASSIC_BASE, FEATURES, KING_BUCKET_MAPS, NO_KING_BUCKETS, SCRELU, Network
+from garfish.engine.kernel import kernel
 from garfish.engine.types import MAX_PLY, TB_WIN_BOUND, bitboards
 
 # The kernels' weight matrix, int16 [inputs + 3 + 2B, H]: W1's rows (768 per king bucket), b1, a
@@ -68,12 +68,13 @@ NO_PARENT = 0  # network_kernel's ply: slot 0, no parent
 # Typed constant arguments, not literals (engine.board.bits.NONE_YET says why).
 WHITE_SIDE, BLACK_SIDE = np.bool_(True), np.bool_(False)
 WHITE_VIEW, BLACK_VIEW = np.int64(0), np.int64(56)  # _king_view's relative for each perspective
+LOW_HALF = np.uint64(0xFFFFFFFF)  # a bitboard's low 32 bits
 
 BITBOARDS = "uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean"
 UPDATE_SIGNATURE = f"int64({BITBOARDS}, int16[:, ::1], int64[::1], int32[:, ::1], int64)"
 
 
-@njit(cache=True)
+@kernel
 def _network_flags(pawns, knights, bishops, rooks, queens, kings, black, white, turn):
     """evaluate_kernel's flags for the position, from attack maps built here."""
     occ = white | black
@@ -82,7 +83,7 @@ def _network_flags(pawns, knights, bishops, rooks, queens, kings, black, white, 
                         side_attacks(BLACK_SIDE, black, pawns, knights, bishops, rooks, queens, kings, occ))
 
 
-@njit(cache=True)
+@kernel
 def _king_view(params, king, relative):
     """(first input of the king's bucket, square XOR) of the perspective whose king stands on
     square king; relative: 56 for Black's perspective (its board seen from its side), 0 for White's."""
@@ -90,35 +91,43 @@ def _king_view(params, king, relative):
     return (entry >> 3) * FEATURES, (entry & 7) ^ relative
 
 
-@njit(cache=True)
-def _refresh(acc, pieces, own, weights, bias_row, offset, xor):
-    """One perspective's accumulator from scratch: b1 plus the rows of every piece's input (own:
-    that side's pieces; offset, xor: its king view, _king_view)."""
-    hidden = weights.shape[1]
-    bias = weights[bias_row]
+@kernel
+def _refresh(state, slot, column, pieces, own, weights, bias_row, offset, xor):
+    """One perspective's accumulator, state[slot, column:column + H], from scratch: b1 plus the rows of
+    every piece's input (own: that side's pieces; offset, xor: its king view, _king_view). Every array
+    is indexed in place: a row view would cost a reference count taken and dropped (see _update)."""
+    hidden = np.uint64(weights.shape[1])
+    first = np.uint64(column)
     for j in range(hidden):
-        acc[j] = bias[j]
+        state[slot, first + j] = weights[bias_row, j]
     for kind in range(6):
         bb = pieces[kind]
         while bb:
             sq = np.int64(lsb(bb))
             side = OWN if (ONE << np.uint64(sq)) & own else ENEMY
             bb &= bb - ONE
-            row = weights[offset + kind * 64 + side + (sq ^ xor)]
+            row = offset + kind * 64 + side + (sq ^ xor)
             for j in range(hidden):
-                acc[j] += row[j]
+                state[slot, first + j] += weights[row, j]
 
 
-@njit(cache=True)
-def _update(acc, source, weights, gone1, gone2, came1, came2):
-    """One perspective's accumulator from its parent's (source), less the rows of the pieces gone
-    and plus those come (row numbers; the zero row where fewer changed), in one pass."""
-    gone_1, gone_2, came_1, came_2 = weights[gone1], weights[gone2], weights[came1], weights[came2]
-    for j in range(weights.shape[1]):
-        acc[j] = source[j] - gone_1[j] - gone_2[j] + came_1[j] + came_2[j]
+@kernel
+def _update(state, slot, column, weights, gone1, gone2, came1, came2):
+    """One perspective's accumulator, state[slot, column:column + H], from its parent's (slot - 1),
+    less the rows of the pieces gone and plus those come (row numbers; the zero row where fewer
+    changed), in one pass. Indexed in place, not through row views: each view of an array takes a
+    reference on it and drops it again (NRT_incref, NRT_decref: atomic operations), and those two
+    calls were a fifth of the search's time (scripts/kernel_profile.py). The column indexes are
+    unsigned: Numba tests a signed index for a negative value (from the end), and a test on every
+    element keeps LLVM from loading the row as one vector (it gathered element by element)."""
+    parent = slot - 1
+    first = np.uint64(column)
+    for j in range(np.uint64(weights.shape[1])):
+        state[slot, first + j] = (state[parent, first + j] - weights[gone1, j] - weights[gone2, j]
+                                  + weights[came1, j] + weights[came2, j])
 
 
-@njit(cache=True)
+@kernel
 def _collect(squares, base_white, xor_white, base_black, xor_black, count, first, second):
     """Add the rows of the pieces on squares (inputs base + (square ^ xor), White's and Black's)
     to a list of at most two (first, second: (White's row, Black's row), count of them so far); the
@@ -136,7 +145,7 @@ def _collect(squares, base_white, xor_white, base_black, xor_black, count, first
     return count, first, second
 
 
-@njit(cache=True)
+@kernel
 def _changes(parent, pieces, white, black, zero_row, view_white, view_black):
     """The input rows that turn the parent position's accumulators into this position's (each
     perspective in its king view of this position, view_white and view_black: (offset, xor)): two
@@ -164,17 +173,18 @@ def _changes(parent, pieces, white, black, zero_row, view_white, view_black):
     return gone1, gone2, came1, came2
 
 
-@njit(cache=True)
-def _output(acc_us, acc_them, occ, weights, params):
-    """The network's output in centipawns from the side to move's accumulator and the other
-    side's (forward()'s steps from the activation on, before any base)."""
-    hidden = weights.shape[1]
+@kernel
+def _output(state, slot, us, them, occ, weights, params):
+    """The network's output in centipawns from the side to move's accumulator (state[slot, us:us + H])
+    and the other side's (at them): forward()'s steps from the activation on, before any base."""
+    hidden = np.uint64(weights.shape[1])  # unsigned indexes: no negative-index test a lane (see _update)
+    first_us, first_them = np.uint64(us), np.uint64(them)
     buckets = params.shape[0] - OUTPUT_BIAS
     qa = params[QA]
     bucket = min(buckets - 1, max(np.int64(popcount(occ)) - 2, 0) * buckets // 32)
     output_row = params[INPUTS] + 2  # past W1, b1 and the zero row
-    w_us = weights[output_row + 2 * bucket]
-    w_them = weights[output_row + 2 * bucket + 1]
+    row_us = output_row + 2 * bucket
+    row_them = row_us + 1
     # Exact in integers (QA, QB, SCALE <= 65535, |w| <= 32768, 2H <= 8192): c = clamp(x, 0, QA)
     # fits int32; a CReLU product c * w is at most 65535 * 32768 < 2^31, and an SCReLU one
     # c * c * w at most 2^31 when QA <= 256: those are multiplied in int32 (the truncations say
@@ -186,29 +196,57 @@ def _output(acc_us, acc_them, occ, weights, params):
     if params[ACTIVATION] == SCRELU:
         if qa <= 256:
             for j in range(hidden):
-                c = min(max(acc_us[j], zero), qa32)
-                total += np.int32(np.int32(c * c) * w_us[j])
+                c = min(max(state[slot, first_us + j], zero), qa32)
+                total += np.int32(np.int32(c * c) * weights[row_us, j])
             for j in range(hidden):
-                c = min(max(acc_them[j], zero), qa32)
-                total += np.int32(np.int32(c * c) * w_them[j])
+                c = min(max(state[slot, first_them + j], zero), qa32)
+                total += np.int32(np.int32(c * c) * weights[row_them, j])
         else:
             for j in range(hidden):
-                c = np.int64(min(max(acc_us[j], zero), qa32))
-                total += c * c * w_us[j]
+                c = np.int64(min(max(state[slot, first_us + j], zero), qa32))
+                total += c * c * weights[row_us, j]
             for j in range(hidden):
-                c = np.int64(min(max(acc_them[j], zero), qa32))
-                total += c * c * w_them[j]
+                c = np.int64(min(max(state[slot, first_them + j], zero), qa32))
+                total += c * c * weights[row_them, j]
         total //= qa
     else:
         for j in range(hidden):
-            total += np.int32(min(max(acc_us[j], zero), qa32) * w_us[j])
+            total += np.int32(min(max(state[slot, first_us + j], zero), qa32) * weights[row_us, j])
         for j in range(hidden):
-            total += np.int32(min(max(acc_them[j], zero), qa32) * w_them[j])
+            total += np.int32(min(max(state[slot, first_them + j], zero), qa32) * weights[row_them, j])
     # |total| < 8192 * 65535 * 32768 < 2^44 and |b2| < 2^31: times SCALE it stays below 2^60.
     return (total + params[OUTPUT_BIAS + bucket]) * params[SCALE] // (qa * params[QB])
 
 
-@njit(UPDATE_SIGNATURE, cache=True, nogil=True)
+@kernel
+def _record(state, slot, column, bb):
+    """Write bitboard bb into state[slot, column:column + 2] as two int32 halves (low first, as a
+    uint64 view of the row would read them), without a view."""
+    state[slot, column] = np.int32(np.int64(bb & LOW_HALF))  # the cast keeps the low 32 bits
+    state[slot, column + 1] = np.int32(np.int64(bb >> np.uint64(32)))
+
+
+@kernel
+def _half(value):
+    """An int32 half of a recorded bitboard as the uint64 of its 32 bits."""
+    return np.uint64(np.int64(value) & np.int64(LOW_HALF))
+
+
+@kernel
+def _recorded(state, slot, hidden):
+    """The 8 bitboards (pawns .. kings, black, white) that slot's accumulators were made from (_record)."""
+    at = 2 * hidden
+    return (_half(state[slot, at]) | (_half(state[slot, at + 1]) << np.uint64(32)),
+            _half(state[slot, at + 2]) | (_half(state[slot, at + 3]) << np.uint64(32)),
+            _half(state[slot, at + 4]) | (_half(state[slot, at + 5]) << np.uint64(32)),
+            _half(state[slot, at + 6]) | (_half(state[slot, at + 7]) << np.uint64(32)),
+            _half(state[slot, at + 8]) | (_half(state[slot, at + 9]) << np.uint64(32)),
+            _half(state[slot, at + 10]) | (_half(state[slot, at + 11]) << np.uint64(32)),
+            _half(state[slot, at + 12]) | (_half(state[slot, at + 13]) << np.uint64(32)),
+            _half(state[slot, at + 14]) | (_half(state[slot, at + 15]) << np.uint64(32)))
+
+
+@kernel(UPDATE_SIGNATURE, nogil=True)
 def network_update_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, weights, params,
                           state, ply):
     """network_kernel's result, with the accumulators of slot `ply` made from those of slot
@@ -228,15 +266,13 @@ def network_update_kernel(pawns, knights, bishops, rooks, queens, kings, black, 
         return flags
     hidden = weights.shape[1]
     slot = min(ply, state.shape[0] - 1)
-    acc_white = state[slot, :hidden]
-    acc_black = state[slot, hidden:2 * hidden]
     pieces = (pawns, knights, bishops, rooks, queens, kings)
     bias_row = params[INPUTS]
     view_white = _king_view(params, kings & white, WHITE_VIEW)
     view_black = _king_view(params, kings & black, BLACK_VIEW)
     fresh_white = fresh_black = True
     if slot > 0:
-        parent = state[slot - 1, 2 * hidden:].view(np.uint64)
+        parent = _recorded(state, slot - 1, hidden)
         parent_kings_white, parent_kings_black = parent[5] & parent[7], parent[5] & parent[6]
         if parent_kings_white and parent_kings_black:
             # A perspective whose king changed bucket or mirror is made from scratch; the other
@@ -248,24 +284,23 @@ def network_update_kernel(pawns, knights, bishops, rooks, queens, kings, black, 
                 gone1, gone2, came1, came2 = changes
                 if same_white:
                     fresh_white = False
-                    _update(acc_white, state[slot - 1, :hidden], weights, gone1[0], gone2[0], came1[0], came2[0])
+                    _update(state, slot, 0, weights, gone1[0], gone2[0], came1[0], came2[0])
                 if same_black:
                     fresh_black = False
-                    _update(acc_black, state[slot - 1, hidden:2 * hidden], weights, gone1[1], gone2[1], came1[1],
-                            came2[1])
+                    _update(state, slot, hidden, weights, gone1[1], gone2[1], came1[1], came2[1])
     if fresh_white:
-        _refresh(acc_white, pieces, white, weights, bias_row, view_white[0], view_white[1])
+        _refresh(state, slot, 0, pieces, white, weights, bias_row, view_white[0], view_white[1])
     if fresh_black:
-        _refresh(acc_black, pieces, black, weights, bias_row, view_black[0], view_black[1])
-    record = state[slot, 2 * hidden:].view(np.uint64)
+        _refresh(state, slot, hidden, pieces, black, weights, bias_row, view_black[0], view_black[1])
+    record = 2 * hidden
     for kind in range(6):
-        record[kind] = pieces[kind]
-    record[6] = black
-    record[7] = white
+        _record(state, slot, record + 2 * kind, pieces[kind])
+    _record(state, slot, record + 12, black)
+    _record(state, slot, record + 14, white)
     if turn:
-        score = base + _output(acc_white, acc_black, white | black, weights, params)
+        score = base + _output(state, slot, 0, hidden, white | black, weights, params)
     else:
-        score = base + _output(acc_black, acc_white, white | black, weights, params)
+        score = base + _output(state, slot, hidden, 0, white | black, weights, params)
     score = min(max(score, -SCORE_LIMIT), SCORE_LIMIT)
     return (score << FLAG_BITS) | flags
 

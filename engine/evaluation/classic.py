@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import chess
 import numpy as np
-from numba import njit
 
 from garfish.engine.board.bits import (
     KING_ATTACKS, KNIGHT_ATTACKS, ONE, U64,
@@ -23,6 +22,7 @@ from garfish.engine.board.flags import (  # noqa: F401 (the flags' names, re-exp
     ATTACKS_BISHOP, ATTACKS_KNIGHT, ATTACKS_PAWN, ATTACKS_QUEEN, ATTACKS_ROOK, FLAG_BITS, FLAGS_MASK, ILLEGAL_FLAG,
     IN_CHECK_FLAG, PROMOTION_FLAG, attack_flags, packed_score,
 )
+from garfish.engine.kernel import kernel
 from garfish.engine.types import bitboards
 
 # Material and piece-square tables: PeSTO's values by Ronald Friederich
@@ -225,7 +225,7 @@ SHIELD = _shield_masks()
 WHITE_TERMS, BLACK_TERMS = np.int64(0), np.int64(1)  # _side_terms' colour, typed (engine.board.bits.NONE_YET says why)
 
 
-@njit(cache=True)
+@kernel
 def _side_terms(color, own, enemy, pawns, knights, bishops, rooks, queens, kings, occ, enemy_pawn_att):
     """One side's (mg, eg, phase, attacked squares) terms, from that side's point of view."""
     mg = np.int64(0)
@@ -312,11 +312,9 @@ def _side_terms(color, own, enemy, pawns, knights, bishops, rooks, queens, kings
     return mg, eg, phase, all_att
 
 
-@njit(
+@kernel(
     "int64(uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean)",
-    cache=True,
-    nogil=True,
-)
+    nogil=True)
 def evaluate_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn):
     """Score from the side to move's view, packed with capture hints: score << FLAG_BITS | flags.
 

@@ -25,7 +25,9 @@ from contextvars import ContextVar
 from typing import Iterator, Optional, Protocol
 
 import chess
-from numba import njit, objmode
+from numba import objmode
+
+from garfish.engine.kernel import kernel
 
 NO_WDL = 99  # probe_wdl: the position is not in the tables (or no tables)
 
@@ -92,7 +94,7 @@ def probe_wdl_object(pawns: int, knights: int, bishops: int, rooks: int, queens:
     return NO_WDL if wdl is None else int(wdl)
 
 
-@njit(cache=True)
+@kernel
 def poll(nodes):
     """poll_object from compiled code: whether the search must stop."""
     with objmode(stop="int64"):
@@ -100,7 +102,7 @@ def poll(nodes):
     return stop != 0
 
 
-@njit(cache=True)
+@kernel
 def probe_wdl(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, halfmove):
     """probe_wdl_object from compiled code (rare: few pieces, tables set)."""
     with objmode(wdl="int64"):

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-import garfish.engine.numbacache  # noqa: F401 (where Numba caches: chosen before any kernel is compiled)
+from garfish.engine.kernel import kernel
 from garfish.engine.types import MAX_PLY
 
 HISTORY_MAX = 16384  # history scores stay within +-HISTORY_MAX ("gravity" update)
 HISTORY_BONUS_CAP = 1200
 
 
-@njit(cache=True)
+@kernel
 def history_bonus(depth: int) -> int:
     """Reward for a quiet move that caused a cut-off at this depth."""
     return min(depth * depth * 8, HISTORY_BONUS_CAP)

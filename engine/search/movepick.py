@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import chess
 import numpy as np
-from numba import njit
 
 from garfish.engine.board.bits import NONE_YET, ONE, U64
 from garfish.engine.board.captures import (
@@ -27,6 +26,7 @@ from garfish.engine.board.position import (
     BISHOPS, BLACK, CASTLING, KNIGHTS, P_EP, P_PACKED, P_TURN, PAWNS, QUEENS, ROOKS, WHITE, bitboards, castling_codes,
     is_capture, pseudo_legal,
 )
+from garfish.engine.kernel import kernel
 from garfish.engine.search.history import HISTORY_MAX
 from garfish.engine.types import INF
 
@@ -54,7 +54,7 @@ _ALL = U64(chess.BB_ALL)
 _RANK_1, _RANK_8 = U64(chess.BB_RANK_1), U64(chess.BB_RANK_8)
 
 
-@njit(cache=True)
+@kernel
 def history_update(history, turn, code, tried, count, bonus):
     """engine.search.history's arithmetic: reward the quiet move `code` that cut off, punish the quiet
     moves tried before it (tried[:count], codes)."""
@@ -67,7 +67,7 @@ def history_update(history, turn, code, tried, count, bonus):
         history[j] -= bonus + history[j] * bonus // HISTORY_MAX
 
 
-@njit(cache=True)
+@kernel
 def record_killer(killers, ply, code):
     """A quiet move cut off at this ply: the first killer, the old first the second (unless the same)."""
     if killers[ply, 0] != code:
@@ -75,7 +75,7 @@ def record_killer(killers, ply, code):
         killers[ply, 0] = code
 
 
-@njit(cache=True)
+@kernel
 def capture_targets(pos, posi, ply):
     """Step 8's capture hints for row ply: only enemy pieces of the kinds the evaluation says are
     attacked can be captured (and the en passant square); every square in check or with a pawn
@@ -92,7 +92,7 @@ def capture_targets(pos, posi, ply):
     return targets
 
 
-@njit(cache=True)
+@kernel
 def start_picker(node, masks, pos, posi, ply, tt_code, targets, masked, chess960):
     """Set up the picker of the node at row ply (its evaluation's in-check flag chooses the
     evasions): the TT move (-1: none) kept if pseudo-legal, the capture targets (a superset of the
@@ -115,14 +115,14 @@ def start_picker(node, masks, pos, posi, ply, tt_code, targets, masked, chess960
         loop[L_MASKS] = 1
 
 
-@njit(cache=True)
+@kernel
 def make_masks(masks, pos, posi, ply):
     """The node's check masks (check_masks_kernel's three) into its row of masks."""
     masks[M_CHECK_SQUARES], masks[M_DISCOVERERS], masks[M_MOVERS] = check_masks_kernel(*bitboards(pos, ply),
                                                                                         posi[ply, P_TURN] != 0)
 
 
-@njit(cache=True)
+@kernel
 def _usable_killer(code, tt_code, pos, posi, ply, chess960, scratch):
     """tests/reference_picker.py's usable_killer: the killer `code` (-1: none) when its stage yields it (not the
     TT move, quiet, pseudo-legal here), else -1."""
@@ -131,7 +131,7 @@ def _usable_killer(code, tt_code, pos, posi, ply, chess960, scratch):
     return code if pseudo_legal(code, pos, posi, ply, chess960, scratch) else _NO_CODE
 
 
-@njit(cache=True)
+@kernel
 def _evasion_quiets(node, loop, tt_code, pos, posi, ply, history):
     """pick_evasions' quiet stage: the quiet evasions left (not the TT move nor a killer) into the
     quiet row, sorted as tests/reference_picker.py's sort_quiets sorts them (stably: a piece en prise first,
@@ -154,7 +154,7 @@ def _evasion_quiets(node, loop, tt_code, pos, posi, ply, history):
     return count
 
 
-@njit(cache=True)
+@kernel
 def _stage_start(node, masks, pos, posi, ply, killers, history, chess960):
     """Make the list of the stage the node's picker has just entered (tests/reference_picker.py's, lazily: the
     quiet moves are listed and sorted only when reached, the history then as the moves before left it)."""
@@ -210,7 +210,7 @@ def _stage_start(node, masks, pos, posi, ply, killers, history, chess960):
                 loop[L_KILLER2], history, node[QUIETS_ROW])
 
 
-@njit(cache=True)
+@kernel
 def next_move(node, masks, pos, posi, ply, killers, history, chess960):
     """The node's next move by the picker's stages (tests/reference_picker.py's pick_moves, pick_evasions in
     check), every pseudo-legal move once; -1 when none is left."""

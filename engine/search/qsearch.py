@@ -27,7 +27,6 @@ and says so, and the caller's poll then aborts the search at the same node count
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from garfish.engine.board.bits import NONE_YET
 from garfish.engine.board.captures import (
@@ -40,6 +39,7 @@ from garfish.engine.board.position import (
 )
 from garfish.engine.evaluation.classic import evaluate_kernel
 from garfish.engine.evaluation.accumulators import network_update_kernel
+from garfish.engine.kernel import kernel
 from garfish.engine.types import INF, MATE, MAX_LISTED_MOVES, MAX_PLY, PIECE_VALUE
 
 DELTA_MARGIN = 200  # delta pruning's margin, centipawns: a capture must be able to lift the score this much past alpha
@@ -59,7 +59,7 @@ ROOT_ROW = NONE_YET  # the subtree's root
 BITBOARDS = "uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean"
 
 
-@njit(cache=True)
+@kernel
 def _evaluate(state, row, turn, use_network, weights, params, accumulators, slot):
     """The packed evaluation of state row `row` (engine.board.flags), as the search evaluates a child."""
     if use_network:
@@ -67,7 +67,7 @@ def _evaluate(state, row, turn, use_network, weights, params, accumulators, slot
     return evaluate_kernel(*bitboards(state, row), turn)
 
 
-@njit(cache=True)
+@kernel
 def _back(frames, q, score):
     """A child of node q scored `score` (node q's view): raise its best and alpha; whether it cuts off."""
     if score > frames[q, F_BEST]:
@@ -79,7 +79,7 @@ def _back(frames, q, score):
     return False
 
 
-@njit(cache=True)
+@kernel
 def _start(frames, turn, ep, packed, alpha, beta, checks):
     """Set up frame 0, the subtree's root: side to move, en passant square, evaluation, window, quiet checks."""
     frames[0, F_TURN] = 1 if turn else 0
@@ -90,7 +90,7 @@ def _start(frames, turn, ep, packed, alpha, beta, checks):
     frames[0, F_CHECKS] = 1 if checks else 0
 
 
-@njit(cache=True)
+@kernel
 def _next_child(state, frames, lists, q, use_network, weights, params, accumulators, slot):
     """Make node q's next move worth searching into row q + 1 and set up its frame (the captures,
     then the quiet checks at the first ply; pruned and illegal moves skipped); whether there was one."""
@@ -128,7 +128,7 @@ def _next_child(state, frames, lists, q, use_network, weights, params, accumulat
         return True
 
 
-@njit(cache=True)
+@kernel
 def _search(ply, use_network, weights, params, accumulators, slot, budget, state, frames, lists):
     """The quiescence search from frame 0 (set up by _start, its position in state row 0 and its
     accumulators in slot `slot`): (score, nodes, deepest ply)."""
@@ -205,11 +205,9 @@ def _search(ply, use_network, weights, params, accumulators, slot, budget, state
         result = NO_RESULT
 
 
-@njit(
+@kernel(
     f"UniTuple(int64, 3)({BITBOARDS}, int64, int64, int64, int64, int64, boolean, boolean, int16[:, ::1], "
-    "int64[::1], int32[:, ::1], int64, int64, uint64[:, ::1], int64[:, ::1], int64[:, ::1])",
-    cache=True, nogil=True,
-)
+    "int64[::1], int32[:, ::1], int64, int64, uint64[:, ::1], int64[:, ::1], int64[:, ::1])", nogil=True)
 def quiescence_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ep, packed, alpha, beta,
                       ply, checks, use_network, weights, params, accumulators, slot, budget, state, frames, lists):
     """Search the quiescence subtree of the position (the module's description): (score, nodes,

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import chess
 import numpy as np
-from numba import njit, types
+from numba import types
 
 from garfish.engine.board.bits import NONE_YET, ONE, U64, ZERO, popcount
 from garfish.engine.board.captures import (
@@ -49,6 +49,7 @@ from garfish.engine.board.position import (
     CASTLING, KEY, KING, P_EP, P_HALFMOVE, P_PACKED, P_TURN, PAWNS, POS_FIELDS, POSI_FIELDS, BLACK, WHITE, ROOKS,
     QUEENS, KINGS, bitboards, castling_codes, insufficient_material, is_quiet, make_move, make_null, position_key,
 )
+from garfish.engine.kernel import kernel
 from garfish.engine.search.callbacks import NO_WDL, poll, probe_wdl
 from garfish.engine.search.history import history_bonus
 from garfish.engine.search.movepick import (
@@ -105,7 +106,7 @@ _PROMOTION_RANK = np.array([chess.BB_RANK_2, chess.BB_RANK_7], dtype=np.uint64) 
 _QUEEN_VALUE, _ROOK_VALUE = np.int64(PIECE_VALUE[chess.QUEEN]), np.int64(PIECE_VALUE[chess.ROOK])
 
 
-@njit(cache=True)
+@kernel(allocates=True)
 def has_legal_move(pos, posi, ply, chess960, scratch, use_network, weights, params, accumulators):
     """python-chess's any(generate_legal_moves()) for row ply: some pseudo-legal move (captures and
     promotions, quiet moves, castling; evasions in check) that leaves the king safe, each made in
@@ -138,7 +139,7 @@ def has_legal_move(pos, posi, ply, chess960, scratch, use_network, weights, para
 
 # ---------------------------------------------------------------------------- the node count
 
-@njit(cache=True)
+@kernel
 def _count(ctl, nodes):
     """Add nodes to the search's count; whether it must stop now (ctl[C_ABORTED] then set): the
     node limit reached, a stop (C_STOP, set by the driver), or the poll's verdict when one is due."""
@@ -152,7 +153,7 @@ def _count(ctl, nodes):
 
 # --------------------------------------------------------------------------------- the search
 
-@njit(cache=True)
+@kernel
 def _qsearch(w, ply, alpha, beta):
     """The quiescence search of row ply (engine.search.qsearch), with the first ply's quiet checks: its score;
     its nodes counted (the search aborted at the node limit)."""
@@ -171,7 +172,7 @@ def _qsearch(w, ply, alpha, beta):
     return score
 
 
-@njit(cache=True)
+@kernel
 def _value_at_risk(pos, posi, ply):
     """Step 5: what the side to move stands to lose at once, its most valuable piece en prise
     (threats_kernel): a queen or rook by PIECE_VALUE, a minor RFP_MINOR_RISK; 0 if none."""
@@ -183,7 +184,7 @@ def _value_at_risk(pos, posi, ply):
     return _ROOK_VALUE if threatened & pos[ply, ROOKS] else np.int64(RFP_MINOR_RISK)
 
 
-@njit(cache=True)
+@kernel
 def _quiet_gives_check(code, masks, pos, posi, ply):
     """Step 9: does this quiet move give check? Only a move of a discoverer, or of a reacher onto a
     checking square (the node's check masks), may; those are tested by gives_check_kernel (a king
@@ -202,7 +203,7 @@ def _quiet_gives_check(code, masks, pos, posi, ply):
                               from_sq, to_sq, piece, NONE_YET)
 
 
-@njit(cache=True)
+@kernel
 def _node_entry(w, ply, in_check, key, barrier):
     """Step 2 of a node below the root: a draw by repetition (against the game's keys and the
     tree's, back to the last irreversible move or null move), by the fifty-move rule or by bare
@@ -225,7 +226,7 @@ def _node_entry(w, ply, in_check, key, barrier):
     return popcount(pos[ply, WHITE] | pos[ply, BLACK]) <= 4 and insufficient_material(pos, ply)
 
 
-@njit(cache=True)
+@kernel
 def _tablebase_score(ctl, pos, posi, ply, depth):
     """Step 3b's probe of row ply: the tables' score and its bound (a win TB_WIN - ply, a lower
     bound; a loss, an upper bound; a draw 0, exact, or +-2 for a win or loss the fifty-move rule
@@ -247,7 +248,7 @@ def _tablebase_score(ctl, pos, posi, ply, depth):
     return np.int64(DRAW + 2 * wdl * draw), np.int64(EXACT)
 
 
-@njit(cache=True)
+@kernel
 def _null_move_reduction(pos, posi, ply, depth, beta, static_eval, null_ok):
     """Step 6's test: the reduction of a null-move search of this node (outside the PV, not in
     check), or -1 when it gets none: no free move twice in a row, too shallow, below beta, or with
@@ -261,7 +262,7 @@ def _null_move_reduction(pos, posi, ply, depth, beta, static_eval, null_ok):
     return np.int64(3 + depth // 4 + min((static_eval - beta) // 200, 3))
 
 
-@njit(cache=True)
+@kernel
 def negamax(w, depth, alpha, beta, ply, pv_node, null_ok, barrier, excluded):
     """Fail-soft principal variation search of row ply; the score from its side to move's view
     (meaningless once ctl[C_ABORTED] is set). barrier: the first index of `keys` a repetition may
@@ -535,7 +536,7 @@ ARRAYS_TYPE = types.NamedTuple((
     types.int64[::1], types.int32[:, ::1], types.int64[::1], types.int64[::1]), SearchArrays)
 
 
-@njit(types.int64(ARRAYS_TYPE, types.int64, types.int64, types.int64), cache=True, nogil=True)
+@kernel(types.int64(ARRAYS_TYPE, types.int64, types.int64, types.int64), nogil=True)
 def search_kernel(w, depth, alpha, beta):
     """Search the root (row 0 of the state, its packed evaluation in posi[0, P_PACKED] and its
     accumulators in slot 0) to `depth` within (alpha, beta), as a PV node: its score (meaningless
@@ -543,7 +544,7 @@ def search_kernel(w, depth, alpha, beta):
     return negamax(w, depth, alpha, beta, NONE_YET, _TRUE, _FALSE, NONE_YET, _NO_CODE)
 
 
-@njit(types.int64(ARRAYS_TYPE, types.int64, types.int64, types.uint64, types.boolean, types.int64[::1]), cache=True,
+@kernel(types.int64(ARRAYS_TYPE, types.int64, types.int64, types.uint64, types.boolean, types.int64[::1]),
       nogil=True)
 def picker_kernel(w, ply, tt_code, targets, masked, out):
     """The moves of row ply in the picker's order (start_picker's arguments; the killers and the
@@ -561,7 +562,7 @@ def picker_kernel(w, ply, tt_code, targets, masked, out):
         count += 1
 
 
-@njit(cache=True)
+@kernel
 def _perft(w, ply, depth, hints, recent):
     """perft_kernel's recursion at row ply (its evaluation in posi[ply, P_PACKED])."""
     pos, posi, history, killers, rows = w.pos, w.posi, w.history, w.killers, w.rows
@@ -592,7 +593,7 @@ def _perft(w, ply, depth, hints, recent):
             recent[ply, 0] = code
 
 
-@njit(types.int64(ARRAYS_TYPE, types.int64, types.boolean, types.int64[:, ::1]), cache=True, nogil=True)
+@kernel(types.int64(ARRAYS_TYPE, types.int64, types.boolean, types.int64[:, ::1]), nogil=True)
 def perft_kernel(w, depth, hints, recent):
     """Perft of row 0 (its evaluation by the hand-written kernel in posi[0, P_PACKED]) through the
     search's own move path: the picker's stages (every capture target), make_move, and the

@@ -47,9 +47,9 @@ from multiprocessing import shared_memory
 from typing import Optional
 
 import numpy as np
-from numba import njit
 
 from garfish.engine.board.bits import entry_point
+from garfish.engine.kernel import kernel
 from garfish.engine.types import EXACT, TB_WIN_BOUND
 
 ENTRY_BYTES = 16
@@ -69,7 +69,7 @@ KEEP_DEPTH_MARGIN = 4
 AGE_PENALTY = 8
 
 
-@njit("void(uint64[::1], uint64[::1], uint64, int64, int64, int64, int64, int64)", cache=True, nogil=True)
+@kernel("void(uint64[::1], uint64[::1], uint64, int64, int64, int64, int64, int64)", nogil=True)
 def store_kernel(keys, data, key, move, score, depth, bound, age):
     """Write an entry for key into the table's arrays by the replacement policy (the module's
     docstring); score node-relative, depth clamped to 0..DEPTH_MASK, age the current generation."""
@@ -109,7 +109,7 @@ def store_kernel(keys, data, key, move, score, depth, bound, age):
 
 
 
-@njit("uint64(uint64[::1], uint64[::1], uint64)", cache=True, nogil=True)
+@kernel("uint64(uint64[::1], uint64[::1], uint64)", nogil=True)
 def probe_kernel(keys, data, key):
     """The packed entry for key (0 when absent): the bucket's two slots, the first whose key check passes."""
     i = np.int64(((key & np.uint64(0xFFFFFFFF)) * np.uint64(keys.shape[0] // BUCKET_SIZE)) >> np.uint64(32))
@@ -121,7 +121,7 @@ def probe_kernel(keys, data, key):
     return np.uint64(0)
 
 
-@njit(cache=True)
+@kernel
 def value_to_tt(score, ply):
     """Make a mate or tablebase score relative to the node (not the root) before storing it."""
     if score >= TB_WIN_BOUND:
@@ -131,7 +131,7 @@ def value_to_tt(score, ply):
     return score
 
 
-@njit(cache=True)
+@kernel
 def value_from_tt(score, ply):
     """Turn a node-relative mate or tablebase score from the table back into a root-relative one."""
     if score >= TB_WIN_BOUND:
@@ -141,7 +141,7 @@ def value_from_tt(score, ply):
     return score
 
 
-@njit(cache=True)
+@kernel
 def entry_fields(entry):
     """(move code, node-relative score, depth, bound) of a packed entry (the module's layout)."""
     return (np.int64(entry & np.uint64(MOVE_MASK)),

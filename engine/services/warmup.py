@@ -48,7 +48,7 @@ def _locator(source: str) -> Optional[_CacheLocator]:
     __pycache__ beside the source, or the user-wide cache), or None."""
     from numba.core import caching
 
-    import garfish.engine.numbacache  # noqa: F401 (it chooses a writable cache folder for a read-only install)
+    import garfish.engine.kernel  # noqa: F401 (it chooses a writable cache folder for a read-only install)
 
     stand_in = SimpleNamespace(__code__=SimpleNamespace(co_firstlineno=1))  # the locators read only this
     for locator_class in (caching.UserProvidedCacheLocator, caching.InTreeCacheLocator,

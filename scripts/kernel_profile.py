@@ -11,10 +11,9 @@ whole run and of the samples inside compiled code. LLVM inlines small kernels in
 name stands for itself and what was inlined into it (`negamax` holds the make-move, the picker and the
 TT, for example); docs/developing.md's profile says how the parts inside are measured.
 
-`--annotate SYMBOL` (a substring of a name in the table) also prints the hottest instructions of that
-function (`perf annotate`, the bytes read from the process's memory is not possible after it ended, so
-the child dumps the function's code to a file and objdump disassembles it): with `--annotate` the
-hottest 40 addresses and their instructions.
+`--annotate NAME` (a substring of a name in the table) also prints the 40 hottest instructions of that
+function: the child dumps the code of each compiled copy of it from memory (perf cannot read it after the
+process ended), and objdump disassembles the copy with the most samples.
 
 Needs Linux `perf` (Debian: `apt-get install linux-perf`) and `nm` (binutils), and
 /proc/sys/kernel/perf_event_paranoid at most 2 (or root).
@@ -92,14 +91,13 @@ def child(depth: int, dump: str | None, folder: Path) -> None:
     with open(f"/tmp/perf-{os.getpid()}.map", "w") as out:
         for address, (size, name) in sorted(functions.items()):
             out.write(f"{address:x} {size:x} {short_name(name)}\n")
-    if dump:
+    if dump:  # every compiled copy of the function (one a signature, and where another kernel compiled it in)
         import ctypes
 
-        for address, (size, name) in functions.items():
+        for index, (address, (size, name)) in enumerate(sorted(functions.items())):
             if dump in short_name(name) and not name.startswith("_ZN7cpython"):
-                (folder / "code.bin").write_bytes(ctypes.string_at(address, size))
-                (folder / "code.txt").write_text(f"{address:x} {size} {short_name(name)}\n")
-                break
+                (folder / f"code-{index}.bin").write_bytes(ctypes.string_at(address, size))
+                (folder / f"code-{index}.txt").write_text(f"{address:x} {size} {short_name(name)}\n")
     with open(folder / "control", "w") as control, open(folder / "ack") as ack:
         control.write("enable\n")
         control.flush()
@@ -152,22 +150,27 @@ def main() -> int:
             inside = f"{100 * share / jit:.1f}%" if compiled and jit else ""
             where = symbol if compiled else f"{symbol} ({dso})"
             print(f"| {where} | {share:.1f}% | {inside} |")
-        if args.annotate and (folder / "code.bin").exists():
-            start_text, size_text, title = (folder / "code.txt").read_text().split(" ", 2)
-            start = int(start_text, 16)
-            samples = subprocess.run([perf, "script", "-i", str(data), "-F", "ip"], capture_output=True, text=True,
-                                     check=True).stdout.split()
-            hits = collections.Counter(int(ip, 16) - start for ip in samples
-                                       if 0 <= int(ip, 16) - start < int(size_text))
-            listing = subprocess.run(["objdump", "-D", "-b", "binary", "-m", "i386:x86-64", str(folder / "code.bin")],
+        copies = sorted(folder.glob("code-*.txt"))
+        if args.annotate and copies:
+            samples = [int(ip, 16) for ip in subprocess.run([perf, "script", "-i", str(data), "-F", "ip"],
+                                                            capture_output=True, text=True, check=True).stdout.split()]
+            best: tuple[int, Path, int, str, collections.Counter] = (-1, Path(), 0, "", collections.Counter())
+            for copy in copies:  # the copy with the most samples
+                start_text, size_text, title = copy.read_text().split(" ", 2)
+                start, size = int(start_text, 16), int(size_text)
+                hits = collections.Counter(ip - start for ip in samples if 0 <= ip - start < size)
+                if sum(hits.values()) > best[0]:
+                    best = (sum(hits.values()), copy.with_suffix(".bin"), start, title.strip(), hits)
+            total, code, start, title, hits = best
+            listing = subprocess.run(["objdump", "-D", "-b", "binary", "-m", "i386:x86-64", str(code)],
                                      capture_output=True, text=True, check=True).stdout
             lines = {}
             for line in listing.splitlines():
                 match = re.match(r"\s*([0-9a-f]+):\s+(?:[0-9a-f]{2} )+\s*(.*)$", line)
                 if match:
                     lines[int(match[1], 16)] = match[2]
-            total = sum(hits.values())
-            print(f"\n{title.strip()}: {total} samples; the hottest instructions")
+            print(f"\n{title} (at {start:x}, the most sampled of {len(copies)} copies): {total} samples; "
+                  "the hottest instructions (a sample falls on the instruction after the one that waited)")
             for offset, count in hits.most_common(40):
                 print(f"{offset:6x} {100 * count / max(total, 1):5.1f}%  {lines.get(offset, '?')}")
     return 0

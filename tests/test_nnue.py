@@ -20,6 +20,8 @@ from garfish.engine.evaluation.classic import FLAG_BITS, FLAGS_MASK, ILLEGAL_FLA
 from garfish.engine.evaluation.network import (
     CLASSIC_BASE, CRELU, FEATURES, KING_BUCKETS_4, NO_KING_BUCKETS, SCRELU, Network, forward, write_network,
 )
+from garfish.engine.evaluation.accumulators import NARROW, narrow_fits
+from garfish.engine.evaluation.evalfile import DEFAULT_EVAL_FILE, load_evaluator
 from garfish.engine.evaluation.nnue import SCORE_LIMIT, STATE_PLIES, NetworkEvaluator
 from garfish.engine.search.driver import SearchInfo, Searcher
 from garfish.engine.search.tt import TranspositionTable
@@ -91,6 +93,34 @@ def test_the_kernels_give_the_reference_score_and_the_hand_written_flags(activat
     # The networks are realistic: the scores spread out, and none reaches the kernels' limit.
     scores = [forward(network, board) for board in RANDOM_PLAY[::10]]
     assert len(set(scores)) > len(scores) // 2 and max(map(abs, scores)) < SCORE_LIMIT
+
+
+@pytest.mark.parametrize("activation", [CRELU, SCRELU])
+def test_accumulators_are_int16_where_the_network_fits_and_int32_where_it_does_not(activation: int) -> None:
+    """params[NARROW]: the realistic test networks and the default network keep int16 accumulators; a
+    network whose first hidden unit sums past int16 at the starting position (32 pieces, 1,100 each) keeps
+    int32 ones; both score what forward() scores, from scratch and updated move by move."""
+    assert NetworkEvaluator(make_network(activation, 64, 8, 255)).params[NARROW] == 1
+    assert load_evaluator(DEFAULT_EVAL_FILE).params[NARROW] == 1
+    network = make_network(activation, 64, 8, 255)
+    w1 = network.w1.copy()
+    w1[:, 0] = 1100
+    wide = dataclasses.replace(network, w1=w1)
+    evaluator = NetworkEvaluator(wide)
+    assert evaluator.params[NARROW] == 0 and not narrow_fits(evaluator.weights, FEATURES)
+    assert 32 * 1100 > np.iinfo(np.int16).max
+    for board in RANDOM_PLAY[:200]:
+        assert evaluator.evaluate_packed(board) == expected(wide, board), board.fen()
+    walked = 0
+    for board, packed in search_walk(evaluator, games=2, seed=5):
+        assert packed == expected(wide, board), board.fen()
+        walked += 1
+    assert walked > 200
+    # The same network forced into int16 would be wrong at the start: the test can tell the two apart.
+    narrow = NetworkEvaluator(wide)
+    narrow.params = narrow.params.copy()
+    narrow.params[NARROW] = 1
+    assert narrow.evaluate_packed(chess.Board()) != expected(wide, chess.Board())
 
 
 @pytest.mark.parametrize("activation", [CRELU, SCRELU])

@@ -51,10 +51,11 @@ from garfish.engine.types import MAX_PLY, TB_WIN_BOUND, bitboards
 # The kernels' weight matrix, int16 [inputs + 3 + 2B, H]: W1's rows (768 per king bucket), b1, a
 # row of zeros, then for each output bucket b the side to move's half of W2[b] and the other
 # side's half. Its row numbers past W1 are counted from params[INPUTS].
-# The kernels' int64 parameters: activation, QA, QB, SCALE, base, the number of inputs, the
+# The kernels' int64 parameters: activation, QA, QB, SCALE, base, the number of inputs, whether the
+# accumulators are int16 (NARROW: 1 where no accumulator of the network can leave int16, narrow_fits), the
 # layout's king map (64 entries, engine.evaluation.network.KING_BUCKET_MAPS: bucket * 8 + mirror XOR for the
 # perspective's own king on a relative square), then b2 (one per output bucket).
-ACTIVATION, QA, QB, SCALE, BASE, INPUTS, KING_MAP = 0, 1, 2, 3, 4, 5, 6
+ACTIVATION, QA, QB, SCALE, BASE, INPUTS, NARROW, KING_MAP = 0, 1, 2, 3, 4, 5, 6, 7
 OUTPUT_BIAS = KING_MAP + 64
 # A score at or beyond TB_WIN_BOUND would read as a tablebase win: a network's is held below it
 # (no realistic network comes near; forward() itself is not bounded).
@@ -69,6 +70,8 @@ NO_PARENT = 0  # network_kernel's ply: slot 0, no parent
 WHITE_SIDE, BLACK_SIDE = np.bool_(True), np.bool_(False)
 WHITE_VIEW, BLACK_VIEW = np.int64(0), np.int64(56)  # _king_view's relative for each perspective
 LOW_HALF = np.uint64(0xFFFFFFFF)  # a bitboard's low 32 bits
+WHITE_ACC = np.uint64(0)  # where White's accumulator starts in a slot's row (Black's: at H)
+NO_POSITION = (np.uint64(0),) * 8  # no parent's bitboards (no kings: made from scratch)
 
 BITBOARDS = "uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean"
 UPDATE_SIGNATURE = f"int64({BITBOARDS}, int16[:, ::1], int64[::1], int32[:, ::1], int64)"
@@ -92,14 +95,13 @@ def _king_view(params, king, relative):
 
 
 @kernel
-def _refresh(state, slot, column, pieces, own, weights, bias_row, offset, xor):
-    """One perspective's accumulator, state[slot, column:column + H], from scratch: b1 plus the rows of
-    every piece's input (own: that side's pieces; offset, xor: its king view, _king_view). Every array
-    is indexed in place: a row view would cost a reference count taken and dropped (see _update)."""
+def _refresh(acc, first, pieces, own, weights, bias_row, offset, xor):
+    """One perspective's accumulator, acc[first:first + H], from scratch: b1 plus the rows of every piece's
+    input (own: that side's pieces; offset, xor: its king view, _king_view). acc is a slot's row, int32 or
+    its int16 view (network_update_kernel); indexed in place, with unsigned indexes (see _update)."""
     hidden = np.uint64(weights.shape[1])
-    first = np.uint64(column)
     for j in range(hidden):
-        state[slot, first + j] = weights[bias_row, j]
+        acc[first + j] = weights[bias_row, j]
     for kind in range(6):
         bb = pieces[kind]
         while bb:
@@ -108,23 +110,20 @@ def _refresh(state, slot, column, pieces, own, weights, bias_row, offset, xor):
             bb &= bb - ONE
             row = offset + kind * 64 + side + (sq ^ xor)
             for j in range(hidden):
-                state[slot, first + j] += weights[row, j]
+                acc[first + j] += weights[row, j]
 
 
 @kernel
-def _update(state, slot, column, weights, gone1, gone2, came1, came2):
-    """One perspective's accumulator, state[slot, column:column + H], from its parent's (slot - 1),
-    less the rows of the pieces gone and plus those come (row numbers; the zero row where fewer
-    changed), in one pass. Indexed in place, not through row views: each view of an array takes a
-    reference on it and drops it again (NRT_incref, NRT_decref: atomic operations), and those two
-    calls were a fifth of the search's time (scripts/kernel_profile.py). The column indexes are
-    unsigned: Numba tests a signed index for a negative value (from the end), and a test on every
-    element keeps LLVM from loading the row as one vector (it gathered element by element)."""
-    parent = slot - 1
-    first = np.uint64(column)
+def _update(acc, source, first, weights, gone1, gone2, came1, came2):
+    """One perspective's accumulator, acc[first:first + H], from its parent's (source[first:first + H]),
+    less the rows of the pieces gone and plus those come (row numbers; the zero row where fewer changed),
+    in one pass. The indexes are unsigned: Numba tests a signed index for a negative value (from the end),
+    and a test on every element keeps LLVM from loading the row as one vector (it gathered element by
+    element). In int16 (the network's accumulators fit, narrow_fits) the sums wrap as the int16 lanes
+    do, and the result is exact: every accumulator, and so each one's final value, fits."""
     for j in range(np.uint64(weights.shape[1])):
-        state[slot, first + j] = (state[parent, first + j] - weights[gone1, j] - weights[gone2, j]
-                                  + weights[came1, j] + weights[came2, j])
+        acc[first + j] = (source[first + j] - weights[gone1, j] - weights[gone2, j]
+                          + weights[came1, j] + weights[came2, j])
 
 
 @kernel
@@ -174,9 +173,9 @@ def _changes(parent, pieces, white, black, zero_row, view_white, view_black):
 
 
 @kernel
-def _output(state, slot, us, them, occ, weights, params):
-    """The network's output in centipawns from the side to move's accumulator (state[slot, us:us + H])
-    and the other side's (at them): forward()'s steps from the activation on, before any base."""
+def _output(acc, us, them, occ, weights, params):
+    """The network's output in centipawns from the side to move's accumulator (acc[us:us + H]) and the
+    other side's (at them): forward()'s steps from the activation on, before any base."""
     hidden = np.uint64(weights.shape[1])  # unsigned indexes: no negative-index test a lane (see _update)
     first_us, first_them = np.uint64(us), np.uint64(them)
     buckets = params.shape[0] - OUTPUT_BIAS
@@ -196,24 +195,24 @@ def _output(state, slot, us, them, occ, weights, params):
     if params[ACTIVATION] == SCRELU:
         if qa <= 256:
             for j in range(hidden):
-                c = min(max(state[slot, first_us + j], zero), qa32)
+                c = min(max(np.int32(acc[first_us + j]), zero), qa32)
                 total += np.int32(np.int32(c * c) * weights[row_us, j])
             for j in range(hidden):
-                c = min(max(state[slot, first_them + j], zero), qa32)
+                c = min(max(np.int32(acc[first_them + j]), zero), qa32)
                 total += np.int32(np.int32(c * c) * weights[row_them, j])
         else:
             for j in range(hidden):
-                c = np.int64(min(max(state[slot, first_us + j], zero), qa32))
+                c = np.int64(min(max(np.int32(acc[first_us + j]), zero), qa32))
                 total += c * c * weights[row_us, j]
             for j in range(hidden):
-                c = np.int64(min(max(state[slot, first_them + j], zero), qa32))
+                c = np.int64(min(max(np.int32(acc[first_them + j]), zero), qa32))
                 total += c * c * weights[row_them, j]
         total //= qa
     else:
         for j in range(hidden):
-            total += np.int32(min(max(state[slot, first_us + j], zero), qa32) * weights[row_us, j])
+            total += np.int32(min(max(np.int32(acc[first_us + j]), zero), qa32) * weights[row_us, j])
         for j in range(hidden):
-            total += np.int32(min(max(state[slot, first_them + j], zero), qa32) * weights[row_them, j])
+            total += np.int32(min(max(np.int32(acc[first_them + j]), zero), qa32) * weights[row_them, j])
     # |total| < 8192 * 65535 * 32768 < 2^44 and |b2| < 2^31: times SCALE it stays below 2^60.
     return (total + params[OUTPUT_BIAS + bucket]) * params[SCALE] // (qa * params[QB])
 
@@ -246,13 +245,49 @@ def _recorded(state, slot, hidden):
             _half(state[slot, at + 14]) | (_half(state[slot, at + 15]) << np.uint64(32)))
 
 
+@kernel
+def _accumulate(acc, source, parent, pieces, black, white, turn, weights, params):
+    """network_update_kernel's accumulators and output: each perspective's accumulator in acc (a slot's
+    row: White's at 0, Black's at H) made from source (the slot before's row, made from the bitboards
+    parent; NO_POSITION: none) or from scratch; the network's output in centipawns."""
+    hidden = weights.shape[1]
+    kings = pieces[5]
+    bias_row = params[INPUTS]
+    view_white = _king_view(params, kings & white, WHITE_VIEW)
+    view_black = _king_view(params, kings & black, BLACK_VIEW)
+    fresh_white = fresh_black = True
+    parent_kings_white, parent_kings_black = parent[5] & parent[7], parent[5] & parent[6]
+    if parent_kings_white and parent_kings_black:
+        # A perspective whose king changed bucket or mirror is made from scratch; the other
+        # is updated from the parent's, less the rows of the pieces gone, plus those come.
+        same_white = _king_view(params, parent_kings_white, WHITE_VIEW) == view_white
+        same_black = _king_view(params, parent_kings_black, BLACK_VIEW) == view_black
+        changes = _changes(parent, pieces, white, black, bias_row + 1, view_white, view_black)
+        if changes is not None:
+            gone1, gone2, came1, came2 = changes
+            if same_white:
+                fresh_white = False
+                _update(acc, source, WHITE_ACC, weights, gone1[0], gone2[0], came1[0], came2[0])
+            if same_black:
+                fresh_black = False
+                _update(acc, source, np.uint64(hidden), weights, gone1[1], gone2[1], came1[1], came2[1])
+    if fresh_white:
+        _refresh(acc, WHITE_ACC, pieces, white, weights, bias_row, view_white[0], view_white[1])
+    if fresh_black:
+        _refresh(acc, np.uint64(hidden), pieces, black, weights, bias_row, view_black[0], view_black[1])
+    if turn:
+        return _output(acc, WHITE_ACC, np.uint64(hidden), white | black, weights, params)
+    return _output(acc, np.uint64(hidden), WHITE_ACC, white | black, weights, params)
+
+
 @kernel(UPDATE_SIGNATURE, nogil=True)
 def network_update_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, weights, params,
                           state, ply):
     """network_kernel's result, with the accumulators of slot `ply` made from those of slot
-    ply - 1. state: int32 [plies, 2H + 16], per slot White's accumulator, Black's, and the
-    bitboards they were made from (pawns .. kings, black, white as 8 uint64); the kernel writes a
-    slot's accumulators and bitboards together, so every slot is self-consistent."""
+    ply - 1. state: int32 [plies, 2H + 16], per slot White's accumulator, Black's (int32 each, or with
+    params[NARROW] both int16 in the row's first H int32), and the bitboards they were made from (pawns ..
+    kings, black, white as 8 uint64, from column 2H); the kernel writes a slot's accumulators and bitboards
+    together, so every slot is self-consistent."""
     if not (kings & white) or not (kings & black):
         return 0  # not a real position; the search never gets here
     base = np.int64(0)
@@ -267,40 +302,21 @@ def network_update_kernel(pawns, knights, bishops, rooks, queens, kings, black, 
     hidden = weights.shape[1]
     slot = min(ply, state.shape[0] - 1)
     pieces = (pawns, knights, bishops, rooks, queens, kings)
-    bias_row = params[INPUTS]
-    view_white = _king_view(params, kings & white, WHITE_VIEW)
-    view_black = _king_view(params, kings & black, BLACK_VIEW)
-    fresh_white = fresh_black = True
-    if slot > 0:
-        parent = _recorded(state, slot - 1, hidden)
-        parent_kings_white, parent_kings_black = parent[5] & parent[7], parent[5] & parent[6]
-        if parent_kings_white and parent_kings_black:
-            # A perspective whose king changed bucket or mirror is made from scratch; the other
-            # is updated from the parent's, less the rows of the pieces gone, plus those come.
-            same_white = _king_view(params, parent_kings_white, WHITE_VIEW) == view_white
-            same_black = _king_view(params, parent_kings_black, BLACK_VIEW) == view_black
-            changes = _changes(parent, pieces, white, black, bias_row + 1, view_white, view_black)
-            if changes is not None:
-                gone1, gone2, came1, came2 = changes
-                if same_white:
-                    fresh_white = False
-                    _update(state, slot, 0, weights, gone1[0], gone2[0], came1[0], came2[0])
-                if same_black:
-                    fresh_black = False
-                    _update(state, slot, hidden, weights, gone1[1], gone2[1], came1[1], came2[1])
-    if fresh_white:
-        _refresh(state, slot, 0, pieces, white, weights, bias_row, view_white[0], view_white[1])
-    if fresh_black:
-        _refresh(state, slot, hidden, pieces, black, weights, bias_row, view_black[0], view_black[1])
+    parent = _recorded(state, slot - 1, hidden) if slot > 0 else NO_POSITION
+    # A slot's row as the accumulators' type: int32, or (NARROW) its first H int32 seen as 2H int16
+    # (White's H, then Black's H; the recorded bitboards stay where they are)
+    row, source = state[slot], state[max(slot - 1, 0)]
+    if params[NARROW]:
+        score = _accumulate(row.view(np.int16), source.view(np.int16), parent, pieces, black, white, turn,
+                            weights, params)
+    else:
+        score = _accumulate(row, source, parent, pieces, black, white, turn, weights, params)
     record = 2 * hidden
     for kind in range(6):
         _record(state, slot, record + 2 * kind, pieces[kind])
     _record(state, slot, record + 12, black)
     _record(state, slot, record + 14, white)
-    if turn:
-        score = base + _output(state, slot, 0, hidden, white | black, weights, params)
-    else:
-        score = base + _output(state, slot, hidden, 0, white | black, weights, params)
+    score += base
     score = min(max(score, -SCORE_LIMIT), SCORE_LIMIT)
     return (score << FLAG_BITS) | flags
 
@@ -315,3 +331,18 @@ def network_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, 
     state = np.empty((1, 2 * weights.shape[1] + 16), np.int32)
     return network_update_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, weights, params,
                                  state, NO_PARENT)
+
+
+ACCUMULATOR_BITS = 16  # NARROW's accumulators: int16, as Stockfish's
+
+
+def narrow_fits(weights: np.ndarray, inputs: int) -> bool:
+    """Whether every accumulator of the network (weights as the kernels take them, its first `inputs` rows
+    W1, then b1) stays within int16 whatever the position: |b1| plus the 32 largest |W1| of each column
+    (a position has at most 32 pieces, each one row of its perspective's bucket) at most 32767. Then the
+    kernels keep the accumulators in int16 (params[NARROW]): half the memory and twice the lanes of int32,
+    with the same sums."""
+    w1 = np.abs(weights[:inputs].astype(np.int64))
+    largest = np.partition(w1, inputs - 32, axis=0)[inputs - 32:] if inputs > 32 else w1
+    bound = np.abs(weights[inputs].astype(np.int64)) + largest.sum(axis=0)
+    return bool(bound.max() < 1 << (ACCUMULATOR_BITS - 1))

@@ -14,7 +14,7 @@ from garfish.engine.board.bits import entry_point
 from garfish.engine.board.flags import packed_score
 from garfish.engine.board.searchboard import SearchBoard
 from garfish.engine.evaluation.accumulators import (  # noqa: F401 (the kernels' names, importable from here too)
-    SCORE_LIMIT, STATE_PLIES, network_kernel, network_update_kernel,
+    SCORE_LIMIT, STATE_PLIES, narrow_fits, network_kernel, network_update_kernel,
 )
 from garfish.engine.evaluation.network import CLASSIC_BASE, KING_BUCKET_MAPS, NO_KING_BUCKETS, SCRELU, Network
 from garfish.engine.types import bitboards
@@ -36,7 +36,8 @@ class NetworkEvaluator:
             network.w1.astype(np.int16), network.b1.astype(np.int16).reshape(1, hidden),
             np.zeros((1, hidden), dtype=np.int16), network.w2.astype(np.int16).reshape(2 * buckets, hidden)]))
         self.params = np.array([network.activation, network.qa, network.qb, network.scale, network.base,
-                                network.w1.shape[0], *KING_BUCKET_MAPS[network.layout].tolist(),
+                                network.w1.shape[0], int(narrow_fits(self.weights, network.w1.shape[0])),
+                                *KING_BUCKET_MAPS[network.layout].tolist(),
                                 *network.b2.tolist()], dtype=np.int64)
 
     def describe(self) -> str:

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import chess
 
+from garfish.engine import kernel
 from garfish.engine.evaluation.classic import evaluate
 from conftest import run_interpreted
 from positions import random_game_boards
@@ -63,10 +66,6 @@ def test_compiled_and_interpreted_kernels_agree() -> None:
 
 
 def test_numba_cache_goes_somewhere_writable_when_the_package_is_read_only(tmp_path, monkeypatch) -> None:
-    from pathlib import Path
-
-    from garfish.engine import kernel
-
     package = tmp_path / "site-packages" / "engine"
     package.mkdir(parents=True)
     home = tmp_path / "home"
@@ -96,4 +95,25 @@ def test_a_read_only_install_sets_numbas_cache_folder_not_the_environment(tmp_pa
     env.pop("XDG_CACHE_HOME", None)
     out = subprocess.run([sys.executable, "-P", "-c", script], capture_output=True, text=True, env=env,
                          timeout=120, check=True)
-    assert json.loads(out.stdout) == [str(tmp_path / ".cache" / "garfish" / "numba"), None]
+    folder, environment = json.loads(out.stdout)
+    assert Path(folder).parent == tmp_path / ".cache" / "garfish" / "numba" and environment is None
+    assert Path(folder).name == f"kernels-{kernel.sources_key(Path(kernel.__file__).resolve().parent)}"
+
+
+def test_the_kernels_cache_in_a_folder_named_by_their_sources(tmp_path) -> None:
+    """A change to any module a kernel is compiled from (a callee's file alone, as an update may bring) moves
+    the cache to a new folder, where Numba compiles everything again; a change elsewhere in engine/ does not."""
+    package = Path(kernel.__file__).resolve().parent
+    copy = tmp_path / "engine"
+    shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    key = kernel.sources_key(copy)
+    assert key == kernel.sources_key(package) and len(key) == 16
+    import numba
+
+    assert numba.config.CACHE_DIR.endswith(f"kernels-{key}")
+    bench = copy / "services" / "bench.py"
+    bench.write_text(bench.read_text() + "\n# not a kernel\n")
+    assert kernel.sources_key(copy) == key
+    callee = copy / "evaluation" / "accumulators.py"
+    callee.write_text(callee.read_text() + "\n# a callee of the search's kernels\n")
+    assert kernel.sources_key(copy) != key

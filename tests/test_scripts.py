@@ -439,3 +439,22 @@ def test_fresh_clone_clones_a_commit_with_or_without_shared_data(tmp_path: Path,
     monkeypatch.setenv("NUMBA_CACHE_DIR", "/elsewhere/cache")
     env = fresh_clone.user_env()
     assert "GARFISH_VENV" not in env and "NUMBA_CACHE_DIR" not in env and env["PATH"] == os.environ["PATH"]
+
+
+def test_kernel_profile_names_numba_symbols_by_module_and_function(monkeypatch: pytest.MonkeyPatch) -> None:
+    profile = load_script("kernel_profile.py", monkeypatch)
+    name = "_ZN7garfish6engine6search4tree7negamaxB2v2B38c8tJTIeFIjxB2IKSgI4CrvQClQZ6FczSBAA_3dE721SearchArrays"
+    assert profile.short_name(name) == "search.tree.negamax"
+    wrapper = "_ZN7cpython7garfish6engine10evaluation12accumulators21network_update_kernelB3v10B40c8tJTI"
+    assert profile.short_name(wrapper) == "evaluation.accumulators.network_update_kernel (Python wrapper)"
+    assert profile.short_name("NRT_incref") == "NRT_incref"
+
+
+def test_startup_stages_times_each_stage_of_a_warm_start() -> None:
+    done = run_script("startup_stages.py", "--runs", "1")
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = dict(re.findall(r"^\| (.+?) \| ([\d.]+) \|$", done.stdout, re.M))
+    assert list(rows) == ["UCI layer imported", "numba imported", "kernels loaded from the cache", "network read",
+                          "searcher and 16 MB table built", "total (after the interpreter's own start)"]
+    stages = [float(value) for value in rows.values()]
+    assert all(value >= 0 for value in stages) and abs(sum(stages[:-1]) - stages[-1]) < 0.01

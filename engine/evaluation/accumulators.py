@@ -202,11 +202,11 @@ def _output(acc, us, them, occ, weights, params):
                 total += np.int32(np.int32(c * c) * weights[row_them, j])
         else:
             for j in range(hidden):
-                c = np.int64(min(max(np.int32(acc[first_us + j]), zero), qa32))
-                total += c * c * weights[row_us, j]
+                wide = np.int64(min(max(np.int32(acc[first_us + j]), zero), qa32))
+                total += wide * wide * weights[row_us, j]
             for j in range(hidden):
-                c = np.int64(min(max(np.int32(acc[first_them + j]), zero), qa32))
-                total += c * c * weights[row_them, j]
+                wide = np.int64(min(max(np.int32(acc[first_them + j]), zero), qa32))
+                total += wide * wide * weights[row_them, j]
         total //= qa
     else:
         for j in range(hidden):

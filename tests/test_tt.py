@@ -5,9 +5,12 @@ from __future__ import annotations
 import random
 
 import chess
+import numpy as np
 
 from garfish.engine.board.moves import decode, encode
-from garfish.engine.search.tt import TranspositionTable, unpack, value_from_tt, value_to_tt
+from garfish.engine.search.tt import (
+    BUCKET_SIZE, TranspositionTable, bucket, prefetch_entry, unpack, value_from_tt, value_to_tt,
+)
 from garfish.engine.types import MATE, Bound, mate_in, mated_in
 
 
@@ -111,3 +114,20 @@ def test_size_follows_megabytes() -> None:
     assert tt.keys.nbytes + tt.data.nbytes == 16 * 1024 * 1024
     tt.resize(2)
     assert tt.keys.nbytes + tt.data.nbytes == 2 * 1024 * 1024
+
+
+def test_a_prefetch_changes_nothing_and_names_the_bucket_the_store_writes() -> None:
+    """prefetch_entry is a hint to the CPU: the arrays are as they were, and the bucket it fetches is the one
+    store_kernel writes and probe_kernel reads."""
+    table = TranspositionTable(1)
+    rng = random.Random(3)
+    for _ in range(200):
+        key = rng.getrandbits(64)
+        before = (table.keys.copy(), table.data.copy())
+        prefetch_entry(table.keys, table.data, np.uint64(key))
+        assert (table.keys == before[0]).all() and (table.data == before[1]).all()
+        slot = bucket(table.keys, np.uint64(key))
+        assert 0 <= slot < len(table.keys) - 1 and slot % BUCKET_SIZE == 0
+        table.store(key, encode(chess.Move.from_uci("e2e4")), 17, 5, Bound.EXACT)
+        assert key in {int(table.keys[i] ^ table.data[i]) for i in (slot, slot + 1)}
+        assert unpack(table.probe(key))[1] == 17

@@ -53,8 +53,31 @@ if getattr(config, "DISABLE_JIT"):  # pragma: no cover - exercised by the interp
         """Index of the highest set bit (x != 0)."""
         return np.uint64(int(x).bit_length() - 1)
 
+    def prefetch(array, index):
+        """A hint to the CPU, nothing to the interpreter."""
+
 else:
     from llvmlite import ir
+    from numba.core import cgutils
+
+    @intrinsic
+    def prefetch(typingctx, array, index):
+        """Ask the CPU to bring array[index]'s cache line in (LLVM's prefetch: a read, kept in every level) while
+        other work goes on: a hint, which changes no result. index must be within the array (unchecked)."""
+        sig = types.void(array, index)
+
+        def codegen(context, builder, signature, args):
+            array_type = signature.args[0]
+            data = context.make_array(array_type)(context, builder, args[0])
+            pointer = cgutils.get_item_pointer(context, builder, array_type, data, [args[1]], wraparound=False)
+            byte_pointer = ir.IntType(8).as_pointer()
+            i32 = ir.IntType(32)
+            function = cgutils.get_or_insert_function(
+                builder.module, ir.FunctionType(ir.VoidType(), [byte_pointer, i32, i32, i32]), "llvm.prefetch.p0")
+            builder.call(function, [builder.bitcast(pointer, byte_pointer), i32(0), i32(3), i32(1)])
+            return context.get_dummy_value()
+
+        return sig, codegen
 
     @intrinsic
     def popcount(typingctx, x):

@@ -57,7 +57,9 @@ from garfish.engine.search.movepick import (
     STATE_ROW, TRIED_ROW, capture_targets, history_update, make_masks, next_move, record_killer, start_picker,
 )
 from garfish.engine.search.qsearch import QuiescenceWork, _evaluate, _search, _start
-from garfish.engine.search.tt import entry_fields, probe_kernel, store_kernel, value_from_tt, value_to_tt
+from garfish.engine.search.tt import (
+    entry_fields, prefetch_entry, probe_kernel, store_kernel, value_from_tt, value_to_tt,
+)
 from garfish.engine.types import (
     DRAW, EXACT, INF, LOWER, MATE, MATE_BOUND, MAX_LISTED_MOVES, MAX_PLY, PIECE_VALUE, TB_WIN, UPPER,
 )
@@ -418,6 +420,8 @@ def negamax(w, depth, alpha, beta, ply, pv_node, null_ok, barrier, excluded):
             if not _quiet_gives_check(code, node_masks, pos, posi, ply):
                 continue
         make_move(pos, posi, ply, code, chess960)
+        # The child's TT bucket is fetched while its evaluation is made: its probe then finds it in the cache.
+        prefetch_entry(tt_keys, tt_data, position_key(pos, posi, ply + 1))
         child = _evaluate(pos, ply + 1, not turn, network, weights, params, accumulators, ply + 1)
         if child & ILLEGAL_FLAG:  # pseudo-legal, and it leaves our king attacked
             continue

@@ -48,7 +48,7 @@ from typing import Optional
 
 import numpy as np
 
-from garfish.engine.board.bits import entry_point
+from garfish.engine.board.bits import entry_point, prefetch
 from garfish.engine.kernel import kernel
 from garfish.engine.types import EXACT, TB_WIN_BOUND
 
@@ -69,12 +69,27 @@ KEEP_DEPTH_MARGIN = 4
 AGE_PENALTY = 8
 
 
+@kernel
+def bucket(keys, key):
+    """The first slot of key's bucket (its low 32 bits scaled to the number of buckets)."""
+    return np.int64(((key & np.uint64(0xFFFFFFFF)) * np.uint64(keys.shape[0] // BUCKET_SIZE)) >> np.uint64(32)) \
+        * BUCKET_SIZE
+
+
+@kernel
+def prefetch_entry(keys, data, key):
+    """Have the CPU fetch key's bucket while other work goes on (the search asks as soon as it has made a move,
+    before the child's evaluation, and probes at the child's node): the probe then finds it in the cache."""
+    i = bucket(keys, key)
+    prefetch(keys, i)
+    prefetch(data, i)
+
+
 @kernel("void(uint64[::1], uint64[::1], uint64, int64, int64, int64, int64, int64)", nogil=True)
 def store_kernel(keys, data, key, move, score, depth, bound, age):
     """Write an entry for key into the table's arrays by the replacement policy (the module's
     docstring); score node-relative, depth clamped to 0..DEPTH_MASK, age the current generation."""
-    i = np.int64(((key & np.uint64(0xFFFFFFFF)) * np.uint64(keys.shape[0] // BUCKET_SIZE)) >> np.uint64(32))
-    i *= BUCKET_SIZE
+    i = bucket(keys, key)
     second = i + 1
     depth = min(max(depth, 0), DEPTH_MASK)
     a = data[i]
@@ -112,8 +127,7 @@ def store_kernel(keys, data, key, move, score, depth, bound, age):
 @kernel("uint64(uint64[::1], uint64[::1], uint64)", nogil=True)
 def probe_kernel(keys, data, key):
     """The packed entry for key (0 when absent): the bucket's two slots, the first whose key check passes."""
-    i = np.int64(((key & np.uint64(0xFFFFFFFF)) * np.uint64(keys.shape[0] // BUCKET_SIZE)) >> np.uint64(32))
-    i *= BUCKET_SIZE
+    i = bucket(keys, key)
     if keys[i] ^ data[i] == key:
         return data[i]
     if keys[i + 1] ^ data[i + 1] == key:

@@ -109,6 +109,51 @@ def child(depth: int, dump: str | None, folder: Path) -> None:
     print(f"bench depth {depth}: {result.nodes} nodes, {result.nps} nodes/s (under perf)", file=sys.stderr)
 
 
+def print_table(perf: str, data: Path, top: int) -> None:
+    """The samples by function, as a Markdown table: the share of all samples and of the compiled code's."""
+    report = subprocess.run([perf, "report", "-i", str(data), "--stdio", "--no-children", "--sort", "dso,sym",
+                             "--percent-limit", "0.05", "-q", "-t", "|"], capture_output=True, text=True, check=True).stdout
+    rows = []
+    for line in report.splitlines():
+        fields = [field.strip() for field in line.split("|")]
+        if len(fields) >= 3 and fields[0].endswith("%"):
+            rows.append((float(fields[0][:-1]), fields[1], re.sub(r"^\[.\]\s*", "", fields[2])))
+    jit = sum(share for share, dso, _ in rows if dso.startswith("[JIT]"))
+    print(f"| function | share of all samples | share of compiled code ({jit:.1f}% of all) |")
+    print("|---|---:|---:|")
+    for share, dso, symbol in rows[:top]:
+        compiled = dso.startswith("[JIT]")
+        inside = f"{100 * share / jit:.1f}%" if compiled and jit else ""
+        where = symbol if compiled else f"{symbol} ({dso})"
+        print(f"| {where} | {share:.1f}% | {inside} |")
+
+
+def print_annotation(perf: str, data: Path, copies: list[Path]) -> None:
+    """The 40 hottest instructions of the most sampled of the function's dumped copies (code-N.txt: its
+    address, size and name; code-N.bin: its bytes)."""
+    samples = [int(ip, 16) for ip in subprocess.run([perf, "script", "-i", str(data), "-F", "ip"],
+                                                    capture_output=True, text=True, check=True).stdout.split()]
+    best: tuple[int, Path, int, str, collections.Counter] = (-1, Path(), 0, "", collections.Counter())
+    for copy in copies:
+        start_text, size_text, title = copy.read_text().split(" ", 2)
+        start, size = int(start_text, 16), int(size_text)
+        hits = collections.Counter(ip - start for ip in samples if 0 <= ip - start < size)
+        if sum(hits.values()) > best[0]:
+            best = (sum(hits.values()), copy.with_suffix(".bin"), start, title.strip(), hits)
+    total, code, start, title, hits = best
+    listing = subprocess.run(["objdump", "-D", "-b", "binary", "-m", "i386:x86-64", str(code)],
+                             capture_output=True, text=True, check=True).stdout
+    lines = {}
+    for line in listing.splitlines():
+        match = re.match(r"\s*([0-9a-f]+):\s+(?:[0-9a-f]{2} )+\s*(.*)$", line)
+        if match:
+            lines[int(match[1], 16)] = match[2]
+    print(f"\n{title} (at {start:x}, the most sampled of {len(copies)} copies): {total} samples; "
+          "the hottest instructions (a sample falls on the instruction after the one that waited)")
+    for offset, count in hits.most_common(40):
+        print(f"{offset:6x} {100 * count / max(total, 1):5.1f}%  {lines.get(offset, '?')}")
+
+
 def main() -> int:
     """Record the bench under perf and print where its samples fall."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -135,44 +180,10 @@ def main() -> int:
         # Recording starts disabled (-D -1); the child enables it for the bench alone, through the control fifo
         subprocess.run([perf, "record", "-q", "-D", "-1", "--control", f"fifo:{folder / 'control'},{folder / 'ack'}",
                         "-F", str(args.freq), "-o", str(data), "--", *command], check=True)
-        report = subprocess.run([perf, "report", "-i", str(data), "--stdio", "--no-children", "--sort", "dso,sym",
-                                 "--percent-limit", "0.05", "-q", "-t", "|"], capture_output=True, text=True, check=True).stdout
-        rows = []
-        for line in report.splitlines():
-            fields = [field.strip() for field in line.split("|")]
-            if len(fields) >= 3 and fields[0].endswith("%"):
-                rows.append((float(fields[0][:-1]), fields[1], re.sub(r"^\[.\]\s*", "", fields[2])))
-        jit = sum(share for share, dso, _ in rows if dso.startswith("[JIT]"))
-        print(f"| function | share of all samples | share of compiled code ({jit:.1f}% of all) |")
-        print("|---|---:|---:|")
-        for share, dso, symbol in rows[:args.top]:
-            compiled = dso.startswith("[JIT]")
-            inside = f"{100 * share / jit:.1f}%" if compiled and jit else ""
-            where = symbol if compiled else f"{symbol} ({dso})"
-            print(f"| {where} | {share:.1f}% | {inside} |")
+        print_table(perf, data, args.top)
         copies = sorted(folder.glob("code-*.txt"))
         if args.annotate and copies:
-            samples = [int(ip, 16) for ip in subprocess.run([perf, "script", "-i", str(data), "-F", "ip"],
-                                                            capture_output=True, text=True, check=True).stdout.split()]
-            best: tuple[int, Path, int, str, collections.Counter] = (-1, Path(), 0, "", collections.Counter())
-            for copy in copies:  # the copy with the most samples
-                start_text, size_text, title = copy.read_text().split(" ", 2)
-                start, size = int(start_text, 16), int(size_text)
-                hits = collections.Counter(ip - start for ip in samples if 0 <= ip - start < size)
-                if sum(hits.values()) > best[0]:
-                    best = (sum(hits.values()), copy.with_suffix(".bin"), start, title.strip(), hits)
-            total, code, start, title, hits = best
-            listing = subprocess.run(["objdump", "-D", "-b", "binary", "-m", "i386:x86-64", str(code)],
-                                     capture_output=True, text=True, check=True).stdout
-            lines = {}
-            for line in listing.splitlines():
-                match = re.match(r"\s*([0-9a-f]+):\s+(?:[0-9a-f]{2} )+\s*(.*)$", line)
-                if match:
-                    lines[int(match[1], 16)] = match[2]
-            print(f"\n{title} (at {start:x}, the most sampled of {len(copies)} copies): {total} samples; "
-                  "the hottest instructions (a sample falls on the instruction after the one that waited)")
-            for offset, count in hits.most_common(40):
-                print(f"{offset:6x} {100 * count / max(total, 1):5.1f}%  {lines.get(offset, '?')}")
+            print_annotation(perf, data, copies)
     return 0
 
 

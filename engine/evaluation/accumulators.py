@@ -69,9 +69,7 @@ NO_PARENT = 0  # network_kernel's ply: slot 0, no parent
 # Typed constant arguments, not literals (engine.board.bits.NONE_YET says why).
 WHITE_SIDE, BLACK_SIDE = np.bool_(True), np.bool_(False)
 WHITE_VIEW, BLACK_VIEW = np.int64(0), np.int64(56)  # _king_view's relative for each perspective
-LOW_HALF = np.uint64(0xFFFFFFFF)  # a bitboard's low 32 bits
 WHITE_ACC = np.uint64(0)  # where White's accumulator starts in a slot's row (Black's: at H)
-NO_POSITION = (np.uint64(0),) * 8  # no parent's bitboards (no kings: made from scratch)
 
 BITBOARDS = "uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64, boolean"
 UPDATE_SIGNATURE = f"int64({BITBOARDS}, int16[:, ::1], int64[::1], int32[:, ::1], int64)"
@@ -176,8 +174,7 @@ def _changes(parent, pieces, white, black, zero_row, view_white, view_black):
 def _output(acc, us, them, occ, weights, params):
     """The network's output in centipawns from the side to move's accumulator (acc[us:us + H]) and the
     other side's (at them): forward()'s steps from the activation on, before any base."""
-    hidden = np.uint64(weights.shape[1])  # unsigned indexes: no negative-index test a lane (see _update)
-    first_us, first_them = np.uint64(us), np.uint64(them)
+    hidden = np.uint64(weights.shape[1])  # unsigned indexes (us, them too): no negative-index test a lane (_update)
     buckets = params.shape[0] - OUTPUT_BIAS
     qa = params[QA]
     bucket = min(buckets - 1, max(np.int64(popcount(occ)) - 2, 0) * buckets // 32)
@@ -195,69 +192,41 @@ def _output(acc, us, them, occ, weights, params):
     if params[ACTIVATION] == SCRELU:
         if qa <= 256:
             for j in range(hidden):
-                c = min(max(np.int32(acc[first_us + j]), zero), qa32)
+                c = min(max(np.int32(acc[us + j]), zero), qa32)
                 total += np.int32(np.int32(c * c) * weights[row_us, j])
             for j in range(hidden):
-                c = min(max(np.int32(acc[first_them + j]), zero), qa32)
+                c = min(max(np.int32(acc[them + j]), zero), qa32)
                 total += np.int32(np.int32(c * c) * weights[row_them, j])
         else:
             for j in range(hidden):
-                wide = np.int64(min(max(np.int32(acc[first_us + j]), zero), qa32))
+                wide = np.int64(min(max(np.int32(acc[us + j]), zero), qa32))
                 total += wide * wide * weights[row_us, j]
             for j in range(hidden):
-                wide = np.int64(min(max(np.int32(acc[first_them + j]), zero), qa32))
+                wide = np.int64(min(max(np.int32(acc[them + j]), zero), qa32))
                 total += wide * wide * weights[row_them, j]
         total //= qa
     else:
         for j in range(hidden):
-            total += np.int32(min(max(np.int32(acc[first_us + j]), zero), qa32) * weights[row_us, j])
+            total += np.int32(min(max(np.int32(acc[us + j]), zero), qa32) * weights[row_us, j])
         for j in range(hidden):
-            total += np.int32(min(max(np.int32(acc[first_them + j]), zero), qa32) * weights[row_them, j])
+            total += np.int32(min(max(np.int32(acc[them + j]), zero), qa32) * weights[row_them, j])
     # |total| < 8192 * 65535 * 32768 < 2^44 and |b2| < 2^31: times SCALE it stays below 2^60.
     return (total + params[OUTPUT_BIAS + bucket]) * params[SCALE] // (qa * params[QB])
 
 
 @kernel
-def _record(state, slot, column, bb):
-    """Write bitboard bb into state[slot, column:column + 2] as two int32 halves (low first, as a
-    uint64 view of the row would read them), without a view."""
-    state[slot, column] = np.int32(np.int64(bb & LOW_HALF))  # the cast keeps the low 32 bits
-    state[slot, column + 1] = np.int32(np.int64(bb >> np.uint64(32)))
-
-
-@kernel
-def _half(value):
-    """An int32 half of a recorded bitboard as the uint64 of its 32 bits."""
-    return np.uint64(np.int64(value) & np.int64(LOW_HALF))
-
-
-@kernel
-def _recorded(state, slot, hidden):
-    """The 8 bitboards (pawns .. kings, black, white) that slot's accumulators were made from (_record)."""
-    at = 2 * hidden
-    return (_half(state[slot, at]) | (_half(state[slot, at + 1]) << np.uint64(32)),
-            _half(state[slot, at + 2]) | (_half(state[slot, at + 3]) << np.uint64(32)),
-            _half(state[slot, at + 4]) | (_half(state[slot, at + 5]) << np.uint64(32)),
-            _half(state[slot, at + 6]) | (_half(state[slot, at + 7]) << np.uint64(32)),
-            _half(state[slot, at + 8]) | (_half(state[slot, at + 9]) << np.uint64(32)),
-            _half(state[slot, at + 10]) | (_half(state[slot, at + 11]) << np.uint64(32)),
-            _half(state[slot, at + 12]) | (_half(state[slot, at + 13]) << np.uint64(32)),
-            _half(state[slot, at + 14]) | (_half(state[slot, at + 15]) << np.uint64(32)))
-
-
-@kernel
-def _accumulate(acc, source, parent, pieces, black, white, turn, weights, params):
+def _accumulate(acc, source, parent, has_parent, pieces, black, white, turn, weights, params):
     """network_update_kernel's accumulators and output: each perspective's accumulator in acc (a slot's
     row: White's at 0, Black's at H) made from source (the slot before's row, made from the bitboards
-    parent; NO_POSITION: none) or from scratch; the network's output in centipawns."""
-    hidden = weights.shape[1]
+    parent, 8 uint64; when has_parent) or from scratch; the network's output in centipawns."""
+    black_acc = np.uint64(weights.shape[1])  # where Black's accumulator starts
     kings = pieces[5]
     bias_row = params[INPUTS]
     view_white = _king_view(params, kings & white, WHITE_VIEW)
     view_black = _king_view(params, kings & black, BLACK_VIEW)
     fresh_white = fresh_black = True
     parent_kings_white, parent_kings_black = parent[5] & parent[7], parent[5] & parent[6]
-    if parent_kings_white and parent_kings_black:
+    if has_parent and parent_kings_white and parent_kings_black:
         # A perspective whose king changed bucket or mirror is made from scratch; the other
         # is updated from the parent's, less the rows of the pieces gone, plus those come.
         same_white = _king_view(params, parent_kings_white, WHITE_VIEW) == view_white
@@ -270,14 +239,14 @@ def _accumulate(acc, source, parent, pieces, black, white, turn, weights, params
                 _update(acc, source, WHITE_ACC, weights, gone1[0], gone2[0], came1[0], came2[0])
             if same_black:
                 fresh_black = False
-                _update(acc, source, np.uint64(hidden), weights, gone1[1], gone2[1], came1[1], came2[1])
+                _update(acc, source, black_acc, weights, gone1[1], gone2[1], came1[1], came2[1])
     if fresh_white:
         _refresh(acc, WHITE_ACC, pieces, white, weights, bias_row, view_white[0], view_white[1])
     if fresh_black:
-        _refresh(acc, np.uint64(hidden), pieces, black, weights, bias_row, view_black[0], view_black[1])
+        _refresh(acc, black_acc, pieces, black, weights, bias_row, view_black[0], view_black[1])
     if turn:
-        return _output(acc, WHITE_ACC, np.uint64(hidden), white | black, weights, params)
-    return _output(acc, np.uint64(hidden), WHITE_ACC, white | black, weights, params)
+        return _output(acc, WHITE_ACC, black_acc, white | black, weights, params)
+    return _output(acc, black_acc, WHITE_ACC, white | black, weights, params)
 
 
 @kernel(UPDATE_SIGNATURE, nogil=True)
@@ -302,21 +271,20 @@ def network_update_kernel(pawns, knights, bishops, rooks, queens, kings, black, 
     hidden = weights.shape[1]
     slot = min(ply, state.shape[0] - 1)
     pieces = (pawns, knights, bishops, rooks, queens, kings)
-    parent = _recorded(state, slot - 1, hidden) if slot > 0 else NO_POSITION
-    # A slot's row as the accumulators' type: int32, or (NARROW) its first H int32 seen as 2H int16
-    # (White's H, then Black's H; the recorded bitboards stay where they are)
+    # A slot's row as the accumulators' type: int32, or (NARROW) its first H int32 seen as 2H int16 (White's
+    # H, then Black's H); its bitboards as 8 uint64 from column 2H. Slot 0 has no slot before (has_parent).
     row, source = state[slot], state[max(slot - 1, 0)]
+    parent = source[2 * hidden:].view(np.uint64)
     if params[NARROW]:
-        score = _accumulate(row.view(np.int16), source.view(np.int16), parent, pieces, black, white, turn,
-                            weights, params)
+        score = base + _accumulate(row.view(np.int16), source.view(np.int16), parent, slot > 0, pieces, black, white,
+                                   turn, weights, params)
     else:
-        score = _accumulate(row, source, parent, pieces, black, white, turn, weights, params)
-    record = 2 * hidden
+        score = base + _accumulate(row, source, parent, slot > 0, pieces, black, white, turn, weights, params)
+    record = row[2 * hidden:].view(np.uint64)
     for kind in range(6):
-        _record(state, slot, record + 2 * kind, pieces[kind])
-    _record(state, slot, record + 12, black)
-    _record(state, slot, record + 14, white)
-    score += base
+        record[kind] = pieces[kind]
+    record[6] = black
+    record[7] = white
     score = min(max(score, -SCORE_LIMIT), SCORE_LIMIT)
     return (score << FLAG_BITS) | flags
 

@@ -78,8 +78,8 @@ def bucket(keys, key):
 
 @kernel
 def prefetch_entry(keys, data, key):
-    """Have the CPU fetch key's bucket while other work goes on (the search asks as soon as it has made a move,
-    before the child's evaluation, and probes at the child's node): the probe then finds it in the cache."""
+    """Have the CPU fetch key's bucket while other work goes on (the search asks as soon as a row is made, before
+    its evaluation, and probes at the row's node): the probe then finds it in the cache."""
     i = bucket(keys, key)
     prefetch(keys, i)
     prefetch(data, i)

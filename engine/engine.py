@@ -17,6 +17,7 @@ of it, and `start_loading()` builds it on a background thread, so that a UCI fro
 from __future__ import annotations
 
 import threading
+import time
 import traceback
 from typing import TYPE_CHECKING, Callable, Optional
 
@@ -108,7 +109,9 @@ class Engine:
         self.syzygy_rule50 = True
         self.load_error: Optional[str] = None  # why the engine could not be built
         self.on_progress = on_progress
-        self.compiling = False  # a first start compiles the kernels: settings are kept for later
+        self.compiling = False  # a first start compiles the kernels: moves meanwhile from the quick search
+        self.building = False  # start_loading's build is under way: `isready` is answered at once meanwhile
+        self._keeping = False  # settings made now are kept for the build to carry out (before it reads them)
         self._threads_wanted = 1  # Threads and SyzygyPath set while compiling, carried out once built
         self._syzygy_wanted = ""
         self._lock = threading.Lock()  # between the settings kept while compiling and the building
@@ -128,7 +131,12 @@ class Engine:
 
     # ------------------------------------------------------------------ building
     def start_loading(self) -> None:
-        """Build the engine on a background thread (see the module's description)."""
+        """Build the engine on a background thread (see the module's description). The engine is
+        answerable at once: settings made while it builds are kept for the build, a `go` waits for it
+        (the search's clock charged with the wait) or, on a first start that compiles the kernels, gets
+        a move from the quick search."""
+        self.building = self._keeping = True
+        self._answerable.set()
         threading.Thread(target=self._load, args=(True,), name="garfish-load", daemon=True).start()
 
     def _load(self, lenient: bool) -> None:
@@ -141,28 +149,26 @@ class Engine:
             cold = lenient and not warmup.kernels_cached()
             if cold:
                 self.compiling = True
-                self._answerable.set()
                 self._progress("garfish: first start: compiling the engine's kernels in the background (a minute "
                                "or two, once); until they are ready, moves come from a quick search")
                 warmup.compile_kernels()
                 with self._lock:
                     self.compiling = False  # the rest loads from the cache: a second or two, worth waiting for
+                    self._keeping = False
             warmup.load_kernels()
             from garfish.engine.evaluation.evalfile import load_evaluator
             from garfish.engine.evaluation.network import NetworkError
             from garfish.engine.search.driver import Searcher
             from garfish.engine.search.tt import TranspositionTable
 
-            with self._lock:  # the settings kept while compiling are final from here
+            with self._lock:  # the settings kept while building are final from here
+                self._keeping = False
                 try:
                     self.tt = TranspositionTable(self.hash_mb)
                 except MemoryError as exc:
                     if not lenient:
                         raise EngineError(f"no memory for a {self.hash_mb} MB hash table ({exc})") from None
-                    self.tt = TranspositionTable(MIN_HASH_MB)
-                    self._pending.append(f"error: no memory for a {self.hash_mb} MB hash table ({exc}); "
-                                         f"using {MIN_HASH_MB} MB")
-                    self.hash_mb = MIN_HASH_MB
+                    self.tt = self._fallback_table(self.hash_mb, exc)
                 evaluator = None
                 try:
                     evaluator = load_evaluator(self.eval_file)
@@ -188,9 +194,28 @@ class Engine:
         except Exception:  # said by every wait_ready, never swallowed
             self.load_error = traceback.format_exc().strip().splitlines()[-1]
         finally:
-            self.compiling = False
+            self.compiling = self.building = self._keeping = False
             self._loaded.set()
             self._answerable.set()
+
+    def _fallback_table(self, megabytes: int, exc: MemoryError) -> TranspositionTable:
+        """The table a lenient build makes when `megabytes` cannot be had (said at the next wait_ready):
+        the default size when a larger Hash was set while the engine built (as a resize that fails
+        keeps the table), else the smallest."""
+        from garfish.engine.search.tt import TranspositionTable
+
+        if megabytes > DEFAULT_HASH_MB:
+            try:
+                table = TranspositionTable(DEFAULT_HASH_MB)
+                self._pending.append(f"error: could not resize the hash table to {megabytes} MB ({exc}); "
+                                     f"keeping the {DEFAULT_HASH_MB} MB table")
+                self.hash_mb = DEFAULT_HASH_MB
+                return table
+            except MemoryError:
+                pass
+        self._pending.append(f"error: no memory for a {megabytes} MB hash table ({exc}); using {MIN_HASH_MB} MB")
+        self.hash_mb = MIN_HASH_MB
+        return TranspositionTable(MIN_HASH_MB)
 
     def _progress(self, text: str) -> None:
         """Hand a line about the building to on_progress."""
@@ -198,9 +223,9 @@ class Engine:
             self.on_progress(text)
 
     def _settle(self, **values: object) -> Optional[Searcher]:
-        """The main searcher, to carry a setting out on now; None when there is none: a first start
-        still compiling the kernels (the values, attribute: value, are then kept for the building)
-        or an engine that could not be built (wait_ready said why). Waits only for the engine to be
+        """The main searcher, to carry a setting out on now; None when there is none: an engine still
+        building before it reads its settings (the values, attribute: value, are then kept for the
+        build) or one that could not be built (wait_ready said why). Waits only for the engine to be
         answerable, never for a compile."""
         self._answerable.wait()
         if self._kept(**values):
@@ -208,10 +233,10 @@ class Engine:
         return self._built()
 
     def _kept(self, **values: object) -> bool:
-        """While a first start compiles the kernels, record settings (attribute: value) for the
-        building to carry out; whether they were (else the caller carries them out now)."""
+        """While the engine builds (until it reads its settings), record settings (attribute: value)
+        for the build to carry out; whether they were (else the caller carries them out now)."""
         with self._lock:
-            if not self.compiling or self._loaded.is_set():
+            if not self._keeping or self._loaded.is_set():
                 return False
             for name, value in values.items():
                 setattr(self, name, value)
@@ -219,9 +244,10 @@ class Engine:
 
     def wait_answerable(self) -> bool:
         """Block until the engine can answer a `go`: built (True, having said what wait_ready says),
-        or compiling on a first start (False at once: moves then come from the quick search)."""
+        or building (False at once: a `go` then waits for the build, or gets a move from the quick
+        search on a first start that compiles the kernels)."""
         self._answerable.wait()
-        if self.compiling:
+        if self.building:
             return False
         return self.wait_ready()
 
@@ -308,6 +334,7 @@ class Engine:
     def _run(self, board: chess.Board, limits: Limits, on_info: Optional[InfoCallback],
              on_bestmove: Optional[BestMoveCallback], use_book: bool, stop: threading.Event) -> None:
         """The search thread: play from the book or search, then report exactly one move."""
+        asked = time.perf_counter()
         move, ponder = self._book_move(board, limits) if use_book and self.book is not None else (None, None)
         self._answerable.wait()
         if move is None and self.compiling:
@@ -318,9 +345,10 @@ class Engine:
             optimum, _ = time_budget(limits, board.turn)
             self._say("the engine's kernels are still compiling (first start): a move from a quick search")
             move = quick_move(board, optimum if optimum is not None else QUICK_SECONDS)
-        elif move is None and self._loaded.wait() and self.load_error is None:  # a failed load said so
+        elif move is None and self.wait_ready():  # a failed load said so
             try:
-                result = self.search(board, limits, on_info, stop)
+                # A warm start's `go` may have waited for the kernels to load: that time is off the clock.
+                result = self.search(board, limits.less(time.perf_counter() - asked), on_info, stop)
                 move, ponder = result.move, result.ponder
             except Exception:
                 for text in traceback.format_exc().strip().splitlines():

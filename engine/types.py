@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import IntEnum
 from typing import Optional
 
@@ -98,3 +98,13 @@ class Limits:
     elo: Optional[int] = None
     """Play at about this strength (UCI_LimitStrength with UCI_Elo; engine.search.skill): fewer nodes,
     and at times a near-best move. None: full strength."""
+
+    def less(self, seconds: float) -> Limits:
+        """These limits with `seconds` already gone from the clocks and the movetime (the time a `go`
+        waited before its search began); the same limits when none has gone or the clock has not
+        started (pondering)."""
+        if seconds <= 0.0 or self.ponder:
+            return self
+        def left(value: Optional[float]) -> Optional[float]:
+            return None if value is None else max(0.0, value - seconds)
+        return replace(self, movetime=left(self.movetime), wtime=left(self.wtime), btime=left(self.btime))

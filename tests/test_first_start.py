@@ -1,6 +1,7 @@
-"""A first start answers at once: while the kernels compile (engine.services.warmup, in child processes), the
-engine says so on stderr, answers `readyok`, plays legal moves from the quick search (engine.services.quick)
-within their time, and keeps the settings it is given for when it is built."""
+"""A start answers at once: while the kernels compile (a first start: engine.services.warmup, in child processes),
+the engine says so on stderr, answers `readyok`, plays legal moves from the quick search (engine.services.quick)
+within their time, and keeps the settings it is given for when it is built; while they load from the cache (a
+warm start, a second or less) it answers `readyok` at once too, keeps the settings, and a `go` waits for them."""
 
 from __future__ import annotations
 
@@ -53,6 +54,41 @@ def test_a_first_start_answers_and_plays_while_it_compiles(compiling: threading.
         assert engine.wait_done(THREAD_TIMEOUT)  # to its end: Session.send would stop it
         lines = session.output()
         assert any(line.startswith("info depth 3") for line in lines) and not any("quick" in line for line in lines)
+    finally:
+        session.engine.handle("quit")
+
+
+@pytest.fixture
+def loading(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
+    """Engines started now find the cache warm and load the kernels only once the event is set."""
+    done = threading.Event()
+    load = warmup.load_kernels
+    monkeypatch.setattr(warmup, "kernels_cached", lambda: True)
+    monkeypatch.setattr(warmup, "load_kernels", lambda: (done.wait(THREAD_TIMEOUT), load())[-1])
+    yield done
+    done.set()
+
+
+def test_a_warm_start_answers_readyok_before_its_kernels_load(loading: threading.Event) -> None:
+    session = Session()
+    try:
+        assert session.send("uci")[-1] == "uciok"
+        assert session.send("isready") == ["readyok"]  # before the kernels have loaded
+        engine = session.engine.engine
+        assert engine.building and not engine.compiling and engine.searcher is None
+        assert not errors(session.send("setoption name Hash value 2", "setoption name Threads value 2", "ucinewgame",
+                                       "position startpos moves e2e4"))
+        session.engine.handle("go depth 3")  # waits for the kernels: no quick search on a warm start
+        assert engine.searching and engine.searcher is None
+        loading.set()
+        assert engine.wait_done(THREAD_TIMEOUT)
+        lines = session.output()
+        assert any(line.startswith("info depth 3") for line in lines) and not any("quick" in line for line in lines)
+        assert chess.Move.from_uci(bestmoves(lines)[0]) in chess.Board("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR "
+                                                                         "b KQkq - 0 1").legal_moves
+        assert engine.tt is not None and engine.tt.megabytes == 2  # the settings kept, carried out by the build
+        assert engine.helpers is not None and engine.helpers.count == 1 and not engine.building
+        assert session.send("isready") == ["readyok"]
     finally:
         session.engine.handle("quit")
 

@@ -56,7 +56,7 @@ def tables(syzygy: Path) -> Iterator[chess.syzygy.Tablebase]:
 def uci(syzygy: Path) -> Iterator[Session]:
     """An in-process engine with the shared tables as its SyzygyPath."""
     session = Session()
-    lines = session.send("isready", f"setoption name SyzygyPath value {syzygy}")
+    lines = session.built() + session.send(f"setoption name SyzygyPath value {syzygy}")
     assert lines == ["readyok", "info string Found 35 WDL and 35 DTZ tablebase files (up to 4-man)"], lines
     try:
         yield session
@@ -300,7 +300,7 @@ def test_a_bad_path_is_refused_and_the_previous_tables_kept(uci: Session, syzygy
     assert not errors(lines) and " score cp 20000 " in lines[-2] and " tbhits 0 " not in lines[-2]  # still served
     fresh = Session()
     try:
-        lines = fresh.send("isready", f"setoption name SyzygyPath value {tmp_path / 'missing'}")
+        lines = fresh.built() + fresh.send(f"setoption name SyzygyPath value {tmp_path / 'missing'}")
         assert errors(lines)[0].endswith("; no tablebases are used")
         assert bestmoves(think(fresh, KRVK, [], "go depth 2"))
     finally:

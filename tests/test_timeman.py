@@ -82,3 +82,13 @@ def test_soft_limit_grows_with_an_unstable_best_move_and_a_falling_score() -> No
     assert soft_limit(1.0, 0.0, 30000) == pytest.approx(SOFT_SHARE * FALLING_RANGE[1])
     assert soft_limit(1.0, 0.0, -30000) == pytest.approx(SOFT_SHARE * FALLING_RANGE[0])
     assert soft_limit(2.0, 1.0, 50) == pytest.approx(2 * soft_limit(1.0, 1.0, 50))
+
+
+def test_time_a_go_waited_is_off_the_clocks_but_not_while_pondering() -> None:
+    """Limits.less: a `go` that waited for the engine's build (a warm start) searches on what is left."""
+    limits = Limits(wtime=10.0, btime=0.5, winc=0.1, movetime=2.0, depth=9)
+    less = limits.less(0.75)
+    assert (less.wtime, less.btime, less.movetime, less.winc, less.depth) == (9.25, 0.0, 1.25, 0.1, 9)
+    assert limits.wtime == 10.0  # a copy: the caller's limits are kept
+    assert limits.less(0.0) is limits and Limits(wtime=3.0, ponder=True).less(1.0).wtime == 3.0
+    assert Limits(depth=4).less(2.0) == Limits(depth=4)

@@ -34,7 +34,7 @@ def test_the_string_option_declares_and_reads_the_empty_string() -> None:
 def uci(books: Path) -> Iterator[Session]:
     """An in-process engine with performance.bin as its book and OwnBook on."""
     session = Session()
-    lines = session.send("isready", f"setoption name BookFile value {books / 'performance.bin'}",
+    lines = session.built() + session.send(f"setoption name BookFile value {books / 'performance.bin'}",
                          "setoption name OwnBook value true")
     assert f"info string book '{books / 'performance.bin'}': 92954 entries" in lines and not errors(lines)
     try:

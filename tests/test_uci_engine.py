@@ -110,6 +110,12 @@ class Session:
         self.engine.engine.wait()
         return self.output()
 
+    def built(self) -> list[str]:
+        """Wait for the engine's build (`isready` no longer does: it answers at once while the engine
+        builds), then send `isready`: what it printed, the build's errors and `readyok`."""
+        assert self.engine.engine._loaded.wait(THREAD_TIMEOUT), "the engine was not built in time"
+        return self.send("isready")
+
     def output(self) -> list[str]:
         """Lines printed since the last call."""
         with self.engine.out_lock:
@@ -140,7 +146,7 @@ class Session:
 @pytest.fixture
 def session() -> Iterator[Session]:
     started = Session()
-    started.send("isready")
+    started.built()
     try:
         yield started
     finally:
@@ -296,7 +302,7 @@ def test_an_engine_that_failed_to_load_still_plays_legal_moves(monkeypatch: pyte
     monkeypatch.setattr(garfish.engine.search.driver, "Searcher", unloadable)
     session = Session()
     try:
-        lines = session.send("isready")
+        lines = session.built()
         assert errors(lines) == ["info string error: the engine failed to load: RuntimeError: the kernels did not "
                                  "compile"] and lines[-1] == "readyok"
         # Options, a new game and Clear Hash say why they do nothing, but fail no command.
@@ -319,7 +325,7 @@ def test_without_memory_for_the_hash_the_engine_starts_with_the_smallest(monkeyp
     monkeypatch.setattr(garfish.engine.search.tt, "TranspositionTable", Tight)
     session = Session()
     try:
-        lines = session.send("isready")
+        lines = session.built()
         assert errors(lines) == ["info string error: no memory for a 16 MB hash table (Unable to allocate 16 MB); "
                                  "using 1 MB"]
         searcher = session.engine.engine.searcher

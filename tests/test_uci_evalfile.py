@@ -136,7 +136,7 @@ def test_the_engine_starts_with_the_default_network_or_falls_back_to_classic(
         session = Session()
         try:
             assert f"option name EvalFile type string default {default}" in session.send("uci")
-            assert session.send("isready") == warning + ["readyok"]
+            assert session.built() == warning + ["readyok"]
             assert session.send("eval")[0].endswith(f"by {evaluation}")
             assert session.send("isready") == ["readyok"]  # said once
         finally:

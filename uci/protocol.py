@@ -1,7 +1,8 @@
 """The UCI conversation: read commands, keep the position and the options, print the replies.
 
 The engine itself is an engine.engine.Engine: it builds itself on a background thread at start-up
-(so that `uciok` never waits for the Numba kernels; `isready` and `go` do) and searches on a thread
+(so that neither `uciok` nor `isready` waits for the Numba kernels; a `go` does, the wait off its clock, and
+settings given meanwhile are kept for the build) and searches on a thread
 of its own while the main thread owns stdin and answers at once (`isready` included). This module
 parses, dispatches and formats; every reply goes through send(), which flushes, from either thread.
 """
@@ -208,7 +209,7 @@ class UciEngine:
             "eval": self.cmd_eval,
             "bench": self.cmd_bench,
         }
-        self.engine.start_loading()  # `uciok` never waits for it; `isready`, `go` and the settings do
+        self.engine.start_loading()  # neither `uciok` nor `isready` waits for it; a `go` does
 
     # ---------------------------------------------------------------- plumbing
     def send(self, line: str) -> None:

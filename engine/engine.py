@@ -122,6 +122,7 @@ class Engine:
         self._limits: Optional[Limits] = None  # the limits handed to it
         self.stop_flag = threading.Event()  # the running search's stop flag: set here, never by the search
         self.release = threading.Event()  # lets an infinite or pondering search report its best move
+        self._closed = threading.Event()  # close() was called: start_loading's thread may end
         if load:
             self._load(lenient=False)
             if self.load_error is not None:
@@ -137,7 +138,14 @@ class Engine:
         a move from the quick search."""
         self.building = self._keeping = True
         self._answerable.set()
-        threading.Thread(target=self._load, args=(True,), name="garfish-load", daemon=True).start()
+        threading.Thread(target=self._load_and_stay, name="garfish-load", daemon=True).start()
+
+    def _load_and_stay(self) -> None:
+        """start_loading's thread: build, then stay until close(). Helper processes the build starts
+        (a Threads setting kept for it) are its children, and Linux kills a helper when the thread
+        that started it ends (PR_SET_PDEATHSIG, engine.services.smp.die_with_parent)."""
+        self._load(True)
+        self._closed.wait()
 
     def _load(self, lenient: bool) -> None:
         """Import and build the engine (the Numba kernels load, or compile: engine.services.warmup). lenient:
@@ -615,13 +623,16 @@ class Engine:
         """Stop any search, end the helper processes and give back the shared table; the engine then
         searches alone on a private table."""
         self.wait()
-        if not self._loaded.is_set() or self.helpers is None:
-            return
-        from garfish.engine.search.tt import TranspositionTable
+        try:
+            if not self._loaded.is_set() or self.helpers is None:
+                return
+            from garfish.engine.search.tt import TranspositionTable
 
-        assert self.tt is not None and self.searcher is not None
-        self.helpers.close()
-        self.helpers = None
-        megabytes = self.tt.megabytes
-        self.tt.close()
-        self.tt = self.searcher.tt = TranspositionTable(megabytes)
+            assert self.tt is not None and self.searcher is not None
+            self.helpers.close()
+            self.helpers = None
+            megabytes = self.tt.megabytes
+            self.tt.close()
+            self.tt = self.searcher.tt = TranspositionTable(megabytes)
+        finally:
+            self._closed.set()  # the helpers are gone: start_loading's thread may end

@@ -93,6 +93,27 @@ def test_a_warm_start_answers_readyok_before_its_kernels_load(loading: threading
         session.engine.handle("quit")
 
 
+def test_a_warm_start_still_loading_past_a_moves_time_plays_from_the_quick_search(loading: threading.Event) -> None:
+    """The clock runs from readyok: a `go` waits for the kernels for most of its move's time, then
+    (their load held back here) gets a legal move from the quick search instead of losing on time."""
+    session = Session()
+    try:
+        assert session.send("isready") == ["readyok"]
+        lines = session.send("position startpos moves e2e4", "go wtime 2000 btime 2000")
+        assert any("still loading" in line and "quick search" in line for line in lines), lines
+        assert chess.Move.from_uci(bestmoves(lines)[0]) in chess.Board("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR "
+                                                                         "b KQkq - 0 1").legal_moves
+        assert session.engine.engine.building and session.engine.engine.searcher is None  # never waited for it
+        loading.set()
+        assert session.built() == ["readyok"]
+        session.engine.handle("go depth 2")
+        assert session.engine.engine.wait_done(THREAD_TIMEOUT)  # to its end: Session.send would stop it
+        lines = session.output()
+        assert any(line.startswith("info depth 2") for line in lines) and not any("quick" in line for line in lines)
+    finally:
+        session.engine.handle("quit")
+
+
 def test_go_infinite_while_compiling_waits_for_stop(compiling: threading.Event) -> None:
     session = Session()
     try:

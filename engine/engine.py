@@ -39,8 +39,7 @@ MIN_HASH_MB = 1  # the table an engine falls back to when the Hash asked for can
 DEFAULT_HASH_MB = 16
 MAX_THREADS = 512
 QUICK_SECONDS = 1.0  # the quick search's time for a move without a clock, while the kernels compile
-MIN_QUICK_SECONDS = 0.01  # the least the quick search is given
-LOAD_SHARE = 0.75  # the share of a move's optimum time a `go` waits for a warm start's kernels to load
+LOAD_SHARE = 0.25  # the share of its clock a game's `go` waits for a warm start's kernels to load, at most
 # Piece values in pawns for fallback_move.
 FALLBACK_VALUE = {chess.PAWN: 1, chess.KNIGHT: 3, chess.BISHOP: 3, chess.ROOK: 5, chess.QUEEN: 9, chess.KING: 0}
 
@@ -348,26 +347,28 @@ class Engine:
         move, ponder = self._book_move(board, limits) if use_book and self.book is not None else (None, None)
         self._answerable.wait()
         optimum: Optional[float] = None
+        clock = limits.wtime if board.turn == chess.WHITE else limits.btime
+        timed = clock is not None and limits.movetime is None and not (limits.infinite or limits.ponder)
         if move is None and not self._loaded.is_set():
             from garfish.engine.search.timeman import time_budget
 
             if not (limits.infinite or limits.ponder):
                 optimum, _ = time_budget(limits, board.turn)
-            if optimum is not None and not self.compiling:
-                # A warm start loading its kernels (a second, more on a busy machine): worth most of
-                # this move's time, not more (the clock runs since the GUI's readyok).
-                self._loaded.wait(max(0.0, LOAD_SHARE * optimum - (time.perf_counter() - asked)))
-        if move is None and (self.compiling or (optimum is not None and not self._loaded.is_set())):
-            # Still compiling (a first start), or loading past this move's time: a move from the
-            # quick search, within what is left of the time.
+            if not self.compiling:
+                # A warm start loading its kernels (a second, several on a busy machine): worth waiting
+                # for, but a game's clock runs since the GUI's readyok: at most LOAD_SHARE of it.
+                self._loaded.wait(max(0.0, LOAD_SHARE * clock - (time.perf_counter() - asked))
+                                  if timed and clock is not None else None)
+        if move is None and (self.compiling or (timed and not self._loaded.is_set())):
+            # Still compiling (a first start), or loading past a quarter of the game's clock: a move
+            # from the quick search, within the move's time.
             from garfish.engine.services.quick import quick_move
 
             if self.compiling:
                 self._say("the engine's kernels are still compiling (first start): a move from a quick search")
             else:
                 self._say("the engine's kernels are still loading: a move from a quick search")
-            left = QUICK_SECONDS if optimum is None else max(MIN_QUICK_SECONDS, optimum - (time.perf_counter() - asked))
-            move = quick_move(board, left)
+            move = quick_move(board, optimum if optimum is not None else QUICK_SECONDS)
         elif move is None and self.wait_ready():  # a failed load said so
             try:
                 # A warm start's `go` may have waited for the kernels to load: that time is off the clock.

@@ -94,8 +94,9 @@ def test_a_warm_start_answers_readyok_before_its_kernels_load(loading: threading
 
 
 def test_a_warm_start_still_loading_past_a_moves_time_plays_from_the_quick_search(loading: threading.Event) -> None:
-    """The clock runs from readyok: a `go` waits for the kernels for most of its move's time, then
-    (their load held back here) gets a legal move from the quick search instead of losing on time."""
+    """A game's clock runs from readyok: a `go` with a clock waits for the kernels for at most a quarter
+    of it, then (their load held back here) gets a legal move from the quick search instead of losing
+    on time. (A `go` without a clock, or with a movetime, waits for them: test_a_warm_start_answers...)"""
     session = Session()
     try:
         assert session.send("isready") == ["readyok"]

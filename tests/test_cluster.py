@@ -324,8 +324,12 @@ def datagen_command(out: Path, book: Path, engine: list[str], games: int, *where
 
 
 def one_process_pack(tmp_path: Path, book: Path, engine: list[str], games: int, plies: int = 50) -> bytes:
-    """The pack that `-j 1` writes for these games."""
+    """The pack that `-j 1` writes for these games (with the engine's --delay left out: it only slows the
+    engine, so that a kill lands in a game, and changes no move)."""
     out = tmp_path / "one-process.gfpk"
+    if "--delay" in engine:
+        at = engine.index("--delay")
+        engine = engine[:at] + engine[at + 2:]
     proc = subprocess.run(datagen_command(out, book, engine, games, "-j", "1", plies=plies), cwd=str(ROOT),
                           capture_output=True, text=True, timeout=CLI_TIMEOUT)
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -368,7 +368,8 @@ class Engine:
                 self._say("the engine's kernels are still compiling (first start): a move from a quick search")
             else:
                 self._say("the engine's kernels are still loading: a move from a quick search")
-            move = quick_move(board, optimum if optimum is not None else QUICK_SECONDS)
+            move = quick_move(board, optimum if optimum is not None else QUICK_SECONDS,
+                              on_depth=self._quick_reporter(on_info))
         elif move is None and self.wait_ready():  # a failed load said so
             try:
                 # A warm start's `go` may have waited for the kernels to load: that time is off the clock.
@@ -382,6 +383,23 @@ class Engine:
         move, ponder = self._playable(board, move, ponder)
         if on_bestmove is not None:
             on_bestmove(move, ponder)
+
+    @staticmethod
+    def _quick_reporter(on_info: Optional[InfoCallback]) -> Optional[Callable[[int, int, chess.Move], None]]:
+        """quick_move's on_depth for a `go`: each finished depth reported as a search's line (its
+        score, a mate as one within that depth; its move the PV; no nodes counted), or None."""
+        if on_info is None:
+            return None
+        from garfish.engine.services.quick import MATE_SCORE
+        from garfish.engine.types import MATE, SearchInfo
+
+        start = time.perf_counter()
+
+        def report(depth: int, score: int, move: chess.Move) -> None:
+            if abs(score) >= MATE_SCORE:
+                score = MATE - depth if score > 0 else -(MATE - depth)
+            on_info(SearchInfo(depth, depth, score, "exact", 0, time.perf_counter() - start, 0, [move]))
+        return report
 
     def _playable(self, board: chess.Board, move: Optional[chess.Move],
                   ponder: Optional[chess.Move]) -> tuple[Optional[chess.Move], Optional[chess.Move]]:

@@ -108,3 +108,44 @@ class Limits:
         def left(value: Optional[float]) -> Optional[float]:
             return None if value is None else max(0.0, value - seconds)
         return replace(self, movetime=left(self.movetime), wtime=left(self.wtime), btime=left(self.btime))
+
+
+TB_CP = 20000  # a tablebase win shows as TB_CP - plies to it, in centipawns (as Stockfish shows it)
+
+
+@dataclass
+class SearchInfo:
+    """What one finished (or bounded) iteration found."""
+
+    depth: int
+    seldepth: int
+    score: int
+    bound: str  # "exact", "lower" (fail high) or "upper" (fail low)
+    nodes: int
+    time: float
+    hashfull: int
+    pv: list[chess.Move]
+    multipv: int = 1  # the line's rank among the best root moves (1: the best; the MultiPV option)
+    tbhits: int = 0  # positions found in the tablebases
+
+    @property
+    def cp(self) -> int:
+        """The score in centipawns for display: a tablebase win (loss) as TB_CP minus (plus) the
+        plies to the position found in the tables, else the score itself."""
+        if TB_WIN_BOUND <= abs(self.score) < MATE_BOUND:
+            return TB_CP - (TB_WIN - self.score) if self.score > 0 else -TB_CP + (TB_WIN + self.score)
+        return self.score
+
+    @property
+    def nps(self) -> int:
+        """Nodes per second so far."""
+        return int(self.nodes / self.time) if self.time > 0 else 0
+
+    @property
+    def mate(self) -> Optional[int]:
+        """Moves to mate (negative when being mated), or None for a centipawn score."""
+        if abs(self.score) < MATE_BOUND:
+            return None
+        if self.score > 0:
+            return (MATE - self.score + 1) // 2
+        return -((MATE + self.score) // 2)

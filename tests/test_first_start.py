@@ -102,6 +102,9 @@ def test_a_warm_start_still_loading_past_a_moves_time_plays_from_the_quick_searc
         assert session.send("isready") == ["readyok"]
         lines = session.send("position startpos moves e2e4", "go wtime 2000 btime 2000")
         assert any("still loading" in line and "quick search" in line for line in lines), lines
+        # Each of its finished depths as a line, as a GUI or python-chess reads a search's (multipv 1).
+        assert any(line.startswith("info depth 1 seldepth 1 multipv 1 score cp ") and " pv " in line
+                   for line in lines), lines
         assert chess.Move.from_uci(bestmoves(lines)[0]) in chess.Board("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR "
                                                                          "b KQkq - 0 1").legal_moves
         assert session.engine.engine.building and session.engine.engine.searcher is None  # never waited for it

@@ -29,7 +29,7 @@ from garfish.engine.search.tree import (
 from garfish.engine.search.tt import TranspositionTable, entry_code, unpack
 from garfish.engine.search.skill import Skill
 from garfish.engine.types import (
-    DRAW, INF, MATE, MATE_BOUND, MAX_PLY, TB_WIN, TB_WIN_BOUND, Limits, mate_in, mated_in,
+    DRAW, INF, MATE, MATE_BOUND, MAX_PLY, TB_CP, TB_WIN, TB_WIN_BOUND, Limits, SearchInfo, mate_in, mated_in,
 )
 
 if TYPE_CHECKING:
@@ -45,7 +45,6 @@ SINGLE_MOVE_DEPTH = 4      # with one legal move, a timed search stops at this d
 MATE_EXTRA_DEPTH = 4       # plies searched past a found mate before stopping
 TB_ROOT_TIME_SHARE = 0.9   # ranking the root moves by DTZ probes no more moves past this share of the hard limit:
                            # the ranking decides a tablebase root's move, the search after it only reports
-TB_CP = 20000              # a tablebase win shows as TB_CP - plies to it, in centipawns (as Stockfish shows it)
 
 
 class StopFlag(Protocol):
@@ -60,44 +59,6 @@ class StopFlag(Protocol):
 
 class SearchAborted(Exception):
     """Raised inside the tree when the search must stop (time, nodes, or stop)."""
-
-
-@dataclass
-class SearchInfo:
-    """What one finished (or bounded) iteration found."""
-
-    depth: int
-    seldepth: int
-    score: int
-    bound: str  # "exact", "lower" (fail high) or "upper" (fail low)
-    nodes: int
-    time: float
-    hashfull: int
-    pv: list[chess.Move]
-    multipv: int = 1  # the line's rank among the best root moves (1: the best; the MultiPV option)
-    tbhits: int = 0  # positions found in the tablebases
-
-    @property
-    def cp(self) -> int:
-        """The score in centipawns for display: a tablebase win (loss) as TB_CP minus (plus) the
-        plies to the position found in the tables, else the score itself."""
-        if TB_WIN_BOUND <= abs(self.score) < MATE_BOUND:
-            return TB_CP - (TB_WIN - self.score) if self.score > 0 else -TB_CP + (TB_WIN + self.score)
-        return self.score
-
-    @property
-    def nps(self) -> int:
-        """Nodes per second so far."""
-        return int(self.nodes / self.time) if self.time > 0 else 0
-
-    @property
-    def mate(self) -> Optional[int]:
-        """Moves to mate (negative when being mated), or None for a centipawn score."""
-        if abs(self.score) < MATE_BOUND:
-            return None
-        if self.score > 0:
-            return (MATE - self.score + 1) // 2
-        return -((MATE + self.score) // 2)
 
 
 @dataclass

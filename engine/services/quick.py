@@ -9,7 +9,7 @@ so it runs at once; it plays at a beginner's strength, and only until the engine
 from __future__ import annotations
 
 import time
-from typing import Optional
+from typing import Callable, Optional
 
 import chess
 
@@ -75,9 +75,12 @@ def negamax(board: chess.Board, depth: int, alpha: int, beta: int, deadline: flo
     return best
 
 
-def quick_move(board: chess.Board, seconds: float, max_depth: int = MAX_DEPTH) -> Optional[chess.Move]:
+def quick_move(board: chess.Board, seconds: float, max_depth: int = MAX_DEPTH,
+               on_depth: Optional[Callable[[int, int, chess.Move], None]] = None) -> Optional[chess.Move]:
     """The best move found within `seconds` (at least depth 1 is finished: its moves are few and
-    cheap), to at most max_depth plies; None when there is no legal move."""
+    cheap), to at most max_depth plies; None when there is no legal move. on_depth(depth, score,
+    move): called after each finished depth with its score (centipawns from the side to move's
+    view, +-MATE_SCORE for a mate found) and best move."""
     moves = ordered(board)
     if not moves:
         return None
@@ -98,6 +101,8 @@ def quick_move(board: chess.Board, seconds: float, max_depth: int = MAX_DEPTH) -
             break
         if choice is not None:
             best = choice
+        if on_depth is not None:
+            on_depth(depth, alpha, best)
         if alpha >= MATE_SCORE:
             break
     return best

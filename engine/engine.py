@@ -111,7 +111,6 @@ class Engine:
         self.load_error: Optional[str] = None  # why the engine could not be built
         self.on_progress = on_progress
         self.compiling = False  # a first start compiles the kernels: moves meanwhile from the quick search
-        self.building = False  # start_loading's build is under way: `isready` is answered at once meanwhile
         self._keeping = False  # settings made now are kept for the build to carry out (before it reads them)
         self._threads_wanted = 1  # Threads and SyzygyPath set while compiling, carried out once built
         self._syzygy_wanted = ""
@@ -137,7 +136,7 @@ class Engine:
         answerable at once: settings made while it builds are kept for the build, a `go` waits for it
         (the search's clock charged with the wait) or, on a first start that compiles the kernels, gets
         a move from the quick search."""
-        self.building = self._keeping = True
+        self._keeping = True
         self._answerable.set()
         threading.Thread(target=self._load_and_stay, name="garfish-load", daemon=True).start()
 
@@ -161,9 +160,7 @@ class Engine:
                 self._progress("garfish: first start: compiling the engine's kernels in the background (a minute "
                                "or two, once); until they are ready, moves come from a quick search")
                 warmup.compile_kernels()
-                with self._lock:
-                    self.compiling = False  # the rest loads from the cache: a second or two, worth waiting for
-                    self._keeping = False
+                self.compiling = False  # the rest loads from the cache: a second or two, worth waiting for
             warmup.load_kernels()
             from garfish.engine.evaluation.evalfile import load_evaluator
             from garfish.engine.evaluation.network import NetworkError
@@ -203,7 +200,7 @@ class Engine:
         except Exception:  # said by every wait_ready, never swallowed
             self.load_error = traceback.format_exc().strip().splitlines()[-1]
         finally:
-            self.compiling = self.building = self._keeping = False
+            self.compiling = self._keeping = False
             self._loaded.set()
             self._answerable.set()
 
@@ -225,6 +222,11 @@ class Engine:
         self._pending.append(f"error: no memory for a {megabytes} MB hash table ({exc}); using {MIN_HASH_MB} MB")
         self.hash_mb = MIN_HASH_MB
         return TranspositionTable(MIN_HASH_MB)
+
+    @property
+    def building(self) -> bool:
+        """start_loading's build is under way (`isready` is answered at once meanwhile)."""
+        return self._answerable.is_set() and not self._loaded.is_set()
 
     def _progress(self, text: str) -> None:
         """Hand a line about the building to on_progress."""
@@ -346,30 +348,15 @@ class Engine:
         asked = time.perf_counter()
         move, ponder = self._book_move(board, limits) if use_book and self.book is not None else (None, None)
         self._answerable.wait()
-        optimum: Optional[float] = None
-        clock = limits.wtime if board.turn == chess.WHITE else limits.btime
-        timed = clock is not None and limits.movetime is None and not (limits.infinite or limits.ponder)
+        if move is None and not self.compiling and not self._loaded.is_set():
+            # A warm start loading its kernels (a second, several on a busy machine): worth waiting for,
+            # but a game's clock (no movetime) runs since the GUI's readyok: at most LOAD_SHARE of it.
+            clock = limits.wtime if board.turn == chess.WHITE else limits.btime
+            timed = limits.movetime is None and not (limits.infinite or limits.ponder)
+            self._loaded.wait(LOAD_SHARE * clock - (time.perf_counter() - asked) if timed and clock is not None else None)
         if move is None and not self._loaded.is_set():
-            from garfish.engine.search.timeman import time_budget
-
-            if not (limits.infinite or limits.ponder):
-                optimum, _ = time_budget(limits, board.turn)
-            if not self.compiling:
-                # A warm start loading its kernels (a second, several on a busy machine): worth waiting
-                # for, but a game's clock runs since the GUI's readyok: at most LOAD_SHARE of it.
-                self._loaded.wait(max(0.0, LOAD_SHARE * clock - (time.perf_counter() - asked))
-                                  if timed and clock is not None else None)
-        if move is None and (self.compiling or (timed and not self._loaded.is_set())):
-            # Still compiling (a first start), or loading past a quarter of the game's clock: a move
-            # from the quick search, within the move's time.
-            from garfish.engine.services.quick import quick_move
-
-            if self.compiling:
-                self._say("the engine's kernels are still compiling (first start): a move from a quick search")
-            else:
-                self._say("the engine's kernels are still loading: a move from a quick search")
-            move = quick_move(board, optimum if optimum is not None else QUICK_SECONDS,
-                              on_depth=self._quick_reporter(on_info))
+            # Still compiling (a first start), or loading past a quarter of the game's clock.
+            move = self._quick_move(board, limits, on_info)
         elif move is None and self.wait_ready():  # a failed load said so
             try:
                 # A warm start's `go` may have waited for the kernels to load: that time is off the clock.
@@ -384,22 +371,25 @@ class Engine:
         if on_bestmove is not None:
             on_bestmove(move, ponder)
 
-    @staticmethod
-    def _quick_reporter(on_info: Optional[InfoCallback]) -> Optional[Callable[[int, int, chess.Move], None]]:
-        """quick_move's on_depth for a `go`: each finished depth reported as a search's line (its
-        score, a mate as one within that depth; its move the PV; no nodes counted), or None."""
-        if on_info is None:
-            return None
-        from garfish.engine.services.quick import MATE_SCORE
+    def _quick_move(self, board: chess.Board, limits: Limits, on_info: Optional[InfoCallback]) -> Optional[chess.Move]:
+        """A move from the quick search (engine.services.quick) within the move's time, while the kernels
+        compile or load; each finished depth reported as a search's line (its score, a mate as one
+        within that depth; its move the PV; no nodes counted)."""
+        from garfish.engine.search.timeman import time_budget
+        from garfish.engine.services.quick import MATE_SCORE, quick_move
         from garfish.engine.types import MATE, SearchInfo
 
+        state = "compiling (first start)" if self.compiling else "loading"
+        self._say(f"the engine's kernels are still {state}: a move from a quick search")
+        optimum = None if limits.infinite or limits.ponder else time_budget(limits, board.turn)[0]
         start = time.perf_counter()
 
         def report(depth: int, score: int, move: chess.Move) -> None:
             if abs(score) >= MATE_SCORE:
                 score = MATE - depth if score > 0 else -(MATE - depth)
-            on_info(SearchInfo(depth, depth, score, "exact", 0, time.perf_counter() - start, 0, [move]))
-        return report
+            if on_info is not None:
+                on_info(SearchInfo(depth, depth, score, "exact", 0, time.perf_counter() - start, 0, [move]))
+        return quick_move(board, optimum if optimum is not None else QUICK_SECONDS, on_depth=report)
 
     def _playable(self, board: chess.Board, move: Optional[chess.Move],
                   ponder: Optional[chess.Move]) -> tuple[Optional[chess.Move], Optional[chess.Move]]:

@@ -18,15 +18,24 @@ from test_uci_engine import Session, bestmoves, errors
 THREAD_TIMEOUT = 120.0  # seconds a test waits for the building it released (a guard, not a measure)
 
 
-@pytest.fixture
-def compiling(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
-    """Engines started now find the cache cold and 'compile' until the event is set (the kernels
-    are in fact cached, so that the building then takes its usual second)."""
+def held(monkeypatch: pytest.MonkeyPatch, cached: bool) -> Iterator[threading.Event]:
+    """Engines started now find the cache cold (cached False) and 'compile', or warm and load the kernels,
+    until the event is set (the kernels are in fact cached: the building then takes its usual second)."""
     done = threading.Event()
-    monkeypatch.setattr(warmup, "kernels_cached", lambda: False)
-    monkeypatch.setattr(warmup, "compile_kernels", lambda: done.wait(THREAD_TIMEOUT))
+    monkeypatch.setattr(warmup, "kernels_cached", lambda: cached)
+    if cached:
+        load = warmup.load_kernels
+        monkeypatch.setattr(warmup, "load_kernels", lambda: (done.wait(THREAD_TIMEOUT), load())[-1])
+    else:
+        monkeypatch.setattr(warmup, "compile_kernels", lambda: done.wait(THREAD_TIMEOUT))
     yield done
     done.set()
+
+
+@pytest.fixture
+def compiling(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
+    """A first start's compile, held until the event is set."""
+    yield from held(monkeypatch, cached=False)
 
 
 def test_a_first_start_answers_and_plays_while_it_compiles(compiling: threading.Event) -> None:
@@ -60,13 +69,8 @@ def test_a_first_start_answers_and_plays_while_it_compiles(compiling: threading.
 
 @pytest.fixture
 def loading(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
-    """Engines started now find the cache warm and load the kernels only once the event is set."""
-    done = threading.Event()
-    load = warmup.load_kernels
-    monkeypatch.setattr(warmup, "kernels_cached", lambda: True)
-    monkeypatch.setattr(warmup, "load_kernels", lambda: (done.wait(THREAD_TIMEOUT), load())[-1])
-    yield done
-    done.set()
+    """A warm start's load of the kernels, held until the event is set."""
+    yield from held(monkeypatch, cached=True)
 
 
 def test_a_warm_start_answers_readyok_before_its_kernels_load(loading: threading.Event) -> None:

@@ -408,3 +408,27 @@ def test_out_of_time_the_root_still_keeps_a_win_the_fifty_move_counter_cannot_sp
         ranking = tablebase.rank_root_moves(board, list(board.legal_moves), deadline=0.0, first=slower)
         assert ranking is not None and ranking.moves == [slower] and ranking.probes == 1, ranking
         board.halfmove_clock = 57
+
+
+def test_once_a_position_repeats_no_win_goes_round_in_a_circle(syzygy: Path, tables: chess.syzygy.Tablebase) -> None:
+    """A win whose ranking was cut by the deadline (slower wins, each keeping the result) went round in a
+    circle into a threefold repetition in KBNvK at movetime 50 on a busy machine: once a position has stood
+    twice since the last capture or pawn move, a move after which the loser can bring one back a third time
+    ranks as a draw, and the deadline no longer cuts the ranking (Stockfish ranks every win by DTZ then).
+    Here Bh6 lets Ka8 repeat the start a third time; Bf8, another win, does not."""
+    board = chess.Board("k6K/8/7B/1N6/8/8/8/8 w - - 0 1")
+    for uci in ("h6g7", "a8b8", "g7h6", "b8a8", "h6g7", "a8b8"):
+        board.push_uci(uci)
+    back, other = chess.Move.from_uci("g7h6"), chess.Move.from_uci("g7f8")
+    for move in (back, other):
+        after = board.copy()
+        after.push(move)
+        assert tables.probe_wdl(after) == -2  # both keep the win in the tables' eyes
+    tablebase = Tablebases(str(syzygy))
+    ranking = tablebase.rank_root_moves(board, [back, other], deadline=0.0, first=back)
+    assert ranking is not None and ranking.moves == [other] and ranking.probes == 2, ranking
+    fresh = chess.Board(board.fen())  # the same position without its game: Bh6 is a win like any other
+    ranking = tablebase.rank_root_moves(fresh, [back, other], deadline=0.0, first=back)
+    assert ranking is not None and ranking.moves == [back] and ranking.probes == 1, ranking
+    full = tablebase.rank_root_moves(board, list(board.legal_moves), deadline=0.0)
+    assert full is not None and back not in full.moves and set(full.moves) <= set(fastest_wins(tables, board))

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 import chess
+import chess.polyglot
 import chess.syzygy
 
 from garfish.engine.types import DRAW, TB_WIN
@@ -261,7 +262,8 @@ class Tablebases:
             fast = root_dtz > 0 and self._stored_for_side_to_move(board)
             ranked = self._fast_win(board, ordered, root_dtz) if fast else None
             if ranked is None:
-                ranked = self._dtz_ranks(board, ordered, root_dtz, deadline)
+                repeats = repeated_since_zeroing(board)
+                ranked = self._dtz_ranks(board, ordered, root_dtz, None if repeats else deadline, repeats)
         by_dtz = ranked is not None
         if ranked is None:
             ranked = self._wdl_ranks(board, moves)
@@ -349,13 +351,20 @@ class Tablebases:
                 return closer
         return True
 
-    def _dtz_ranks(self, board: chess.Board, moves: list[chess.Move], root_dtz: int,
-                   deadline: Optional[float]) -> Optional[list[tuple[chess.Move, int, int]]]:
+    def _dtz_ranks(self, board: chess.Board, moves: list[chess.Move], root_dtz: int, deadline: Optional[float],
+                   repeats: frozenset[int] = frozenset()) -> Optional[list[tuple[chess.Move, int, int]]]:
         """(move, rank, score) from each move's DTZ counted from the root, in the order given,
         until a move reaches the root's DTZ (none can do better), or until the deadline has passed
         and a move that keeps the root's result is known; None when a probe fails. Where the root is
         a win the fifty-move counter cannot spoil, only a move that keeps it so counts (a slower win
-        that the counter spoils, played move after move, shuffles the win into a draw)."""
+        that the counter spoils, played move after move, shuffles the win into a draw).
+
+        repeats: the positions (polyglot keys) seen twice since the last capture or pawn move
+        (repeated_since_zeroing); a winning move after which the opponent can reach one of them a
+        third time ranks as a draw, as one that repeats a third time itself does. The caller gives no
+        deadline once a position has repeated (Stockfish ranks every win by its DTZ then): slower
+        wins, each keeping the result, had gone round in a circle into a threefold repetition on
+        a busy machine."""
         ranked: list[tuple[chess.Move, int, int]] = []
         unspoiled = self.rule50 and root_dtz > 0 and root_dtz + board.halfmove_clock <= 99
         kept = MAX_DTZ // 2 if unspoiled else 0  # a win's ranks above this keep the root's result
@@ -369,7 +378,8 @@ class Tablebases:
                 if board.halfmove_clock == 0:  # a capture or pawn move: its WDL says all
                     wdl = self.probe_wdl(board)
                     dtz = None if wdl is None else chess.syzygy.dtz_before_zeroing(-wdl)
-                elif board.is_repetition(3) or board.is_fifty_moves():
+                elif (board.is_repetition(3) or board.is_fifty_moves()
+                      or (root_dtz > 0 and _reply_repeats(board, repeats))):
                     dtz = 0
                 else:
                     child = self.probe_dtz(board)
@@ -426,3 +436,32 @@ class Tablebases:
                 wdl = 2 if wdl > 0 else -2  # without the fifty-move rule a cursed win is a win
             ranked.append((move, WDL_RANK[-child + 2], WDL_SCORE[wdl + 2]))
         return ranked
+
+
+def repeated_since_zeroing(board: chess.Board) -> frozenset[int]:
+    """The polyglot keys of the positions that stood twice or more on the board since the last capture
+    or pawn move (the current position included): Stockfish's has_repeated, with the positions named."""
+    board = board.copy()
+    seen: dict[int, int] = {}
+    for back in range(min(board.halfmove_clock, len(board.move_stack)) + 1):
+        if back:
+            board.pop()
+        key = chess.polyglot.zobrist_hash(board)
+        seen[key] = seen.get(key, 0) + 1
+    return frozenset(key for key, count in seen.items() if count >= 2)
+
+
+def _reply_repeats(board: chess.Board, repeats: frozenset[int]) -> bool:
+    """Whether the side to move has a move to a position of `repeats` (seen twice: a third time is a draw)."""
+    if not repeats:
+        return False
+    for reply in board.legal_moves:
+        if board.is_zeroing(reply):
+            continue
+        board.push(reply)
+        try:
+            if chess.polyglot.zobrist_hash(board) in repeats:
+                return True
+        finally:
+            board.pop()
+    return False

@@ -161,7 +161,9 @@ class Searcher:
         """
         self.pondering = False
         if self._stop_on_ponderhit:
-            self._maximum = 0.0  # its time is up: the next poll aborts
+            self._maximum = 0.0  # its time is up
+            self._tree.ctl[C_STOP] = 1  # the compiled search stops at its next node (the next poll could be
+            # a poll's worth of nodes and a quiescence search away)
 
     # ------------------------------------------------------- iterative deepening
     def search(

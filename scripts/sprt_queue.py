@@ -1,7 +1,7 @@
 """SPRTs of search candidates, one after another, each against the same base engine, with a truncation.
 
     python scripts/sprt_queue.py --base BASE_DIR --out OUT_DIR CANDIDATE_DIR [CANDIDATE_DIR ...]
-        [--tc 10+0.1] [--concurrency 2] [--elo0 0] [--elo1 10] [--seed 3301] [--openings PATH] [--low 400]
+        [--tc 10+0.1] [--concurrency 2] [--pin CPUS] [--elo0 0] [--elo1 10] [--seed 3301] [--openings PATH] [--low 400]
         [--cap 800]
     python scripts/sprt_queue.py --out OUT_DIR --summary [--upto N] CANDIDATE_DIR [CANDIDATE_DIR ...]
 
@@ -83,7 +83,8 @@ def match_command(args: argparse.Namespace, candidate: Path, stem: Path) -> list
             "--tc", args.tc, "--games", str(GAMES), "--concurrency", str(args.concurrency),
             "--openings", str(args.openings),
             "--sprt", f"elo0={args.elo0:g}", f"elo1={args.elo1:g}", "--seed", str(args.seed),
-            "--pgnout", f"{stem}.pgn", "--report", f"{stem}.json", "--no-progress", "--resume"]
+            "--pgnout", f"{stem}.pgn", "--report", f"{stem}.json", "--no-progress", "--resume",
+            *(["--pin", args.pin] if args.pin else [])]
 
 
 def run_one(args: argparse.Namespace, candidate: Path) -> None:
@@ -158,6 +159,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--tc", default="10+0.1")
     parser.add_argument("--concurrency", type=int, default=2,
                         help="games at a time (default 2; 1 leaves a core to other work, such as datagen)")
+    parser.add_argument("--pin", help="processors for the games, as `garfish match --pin` takes them (say 1: one "
+                        "game at a time, both engines on processor 1, with --concurrency 1)")
     parser.add_argument("--elo0", type=float, default=0.0)
     parser.add_argument("--elo1", type=float, default=10.0)
     parser.add_argument("--seed", type=int, default=3301)

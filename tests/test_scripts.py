@@ -336,7 +336,8 @@ def test_sprt_queue_truncates_each_match_by_its_rule_and_skips_it_when_run_again
     monkeypatch.setattr(queue, "POLL_SECONDS", 0.5)
     monkeypatch.setattr(queue, "INTERRUPT_GRACE_SECONDS", 5)  # a match that ignored the stop would be killed
     args = ["--base", str(tmp_path / "base"), "--out", str(tmp_path / "out"), "--tc", "1+0.02", "--concurrency", "1",
-            "--openings", str(book), "--low", "2", "--cap", "2", str(tmp_path / "cand-a")]
+            "--pin", str(min(os.sched_getaffinity(0))), "--openings", str(book), "--low", "2", "--cap", "2",
+            str(tmp_path / "cand-a")]
     handlers = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # as a shell without job control starts `queue &`
     try:
@@ -349,6 +350,7 @@ def test_sprt_queue_truncates_each_match_by_its_rule_and_skips_it_when_run_again
     games, _ = queue.last_progress(log)
     assert games >= 2 and text.count("stopped by the truncation rule") == 1, text
     assert text.count("garfish match: ") == 1 and ", concurrency 1, " in text  # one match, one game at a time
+    assert f"engines pinned to processors {min(os.sched_getaffinity(0))}" in text  # --pin passed on
     assert (tmp_path / "out" / "sprt-cand-a.pgn").read_text().count("[Result ") >= games
     report = json.loads((tmp_path / "out" / "sprt-cand-a.json").read_text())
     assert report["engines"] == ["cand-a", "base"] and report["sprt"]["elo1"] == 10

@@ -34,7 +34,7 @@ def test_push_and_pop_match_python_chess_over_random_games() -> None:
             kinds["promotion"] += move.promotion is not None
             kinds["capture"] += board.is_capture(move)
             kinds["null"] += not move
-            reference = board.copy()
+            reference = board.copy(stack=False)  # the position alone: copying the game's moves cost half the test
             reference.push(move)
             fast.push(move)
             assert state(fast) == state(reference), (board.fen(), move.uci())

@@ -111,7 +111,7 @@ def test_local_cluster_sprt_stops_early(tmp_path: Path, book: Path) -> None:
     pgn, report = tmp_path / "games.pgn", tmp_path / "report.json"
     proc = run_tool("match", "--engine", scripted("--play", "greedy"), "name=strong",
                     "--engine", scripted("--play", "first"), "name=weak", "--nodes", "1", "--games", "400",
-                    "--openings", str(book), "--sprt", "elo0=0", "elo1=200", "--cluster", "local:2",
+                    "--openings", str(book), "--sprt", "elo0=0", "elo1=400", "--cluster", "local:2",
                     "--pgnout", str(pgn), "--report", str(report))
     assert proc.returncode == 0, proc.stderr[-3000:]
     data = json.loads(report.read_text())
@@ -265,6 +265,7 @@ def scheduler_and_workers(tmp_path: Path) -> Iterator[tuple[str, list[subprocess
             kill_group(process)
 
 
+@pytest.mark.slow  # a real scheduler and workers, and engines slowed so that the kill lands in a game
 def test_a_worker_killed_mid_match_loses_no_game(tmp_path: Path, book: Path,
                                                  scheduler_and_workers: tuple[str, list[subprocess.Popen]]) -> None:
     """Two workers; one is SIGKILLed (with its nanny) once the first games are in, in the middle of a game: its
@@ -370,6 +371,7 @@ def test_local_cluster_datagen_with_stockfish_writes_the_pack_of_one_process(tmp
     assert packs[0] == packs[1]
 
 
+@pytest.mark.slow  # a real scheduler and workers, and engines slowed so that the kill lands in a game
 def test_a_worker_killed_mid_datagen_loses_no_game(tmp_path: Path, book: Path,
                                                    scheduler_and_workers: tuple[str, list[subprocess.Popen]]) -> None:
     """Two workers; one is SIGKILLed (with its nanny) once the first game is written, in the middle of a game: the
@@ -388,6 +390,7 @@ def test_a_worker_killed_mid_datagen_loses_no_game(tmp_path: Path, book: Path,
     assert log.read_text().splitlines().count("ucinewgame") > 8, "no game was cut short by the kill"
 
 
+@pytest.mark.slow  # a real scheduler and workers, and engines slowed so that the kill lands in a game
 def test_a_scheduler_restarted_mid_datagen_loses_no_game(tmp_path: Path, book: Path) -> None:
     """The scheduler is SIGKILLed once the first game is written (its worker ends with it) and started again at the
     same address, with a new worker: the games in progress are handed out again, and OUT is the pack of one

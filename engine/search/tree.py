@@ -25,8 +25,8 @@ kernel polls its host, the driver (engine.search.callbacks: the clock's hard lim
 flag, a helper's node count), as the Python search polled. A node limit is exact: the search stops at the
 node that reaches it (C_ABORTED set), and its result then means nothing.
 
-The steps and their order are those of the Python search they replace (tests/reference_search.py
-keeps it as the oracle): `bench` searches the same tree, node for node.
+The steps and their order are those of the Python search they replaced (0.2.0's engine/search.py, at
+340eb74): `bench` searched the same tree, node for node, when this kernel replaced it (docs/history.md).
 """
 
 from __future__ import annotations

@@ -353,7 +353,8 @@ class Engine:
             # but a game's clock (no movetime) runs since the GUI's readyok: at most LOAD_SHARE of it.
             clock = limits.wtime if board.turn == chess.WHITE else limits.btime
             timed = limits.movetime is None and not (limits.infinite or limits.ponder)
-            self._loaded.wait(LOAD_SHARE * clock - (time.perf_counter() - asked) if timed and clock is not None else None)
+            share = LOAD_SHARE * clock - (time.perf_counter() - asked) if timed and clock is not None else None
+            self._loaded.wait(share)
         if move is None and not self._loaded.is_set():
             # Still compiling (a first start), or loading past a quarter of the game's clock.
             move = self._quick_move(board, limits, on_info)

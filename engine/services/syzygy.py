@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 import chess
-import chess.polyglot
 import chess.syzygy
 
 from garfish.engine.types import DRAW, TB_WIN
@@ -262,8 +261,8 @@ class Tablebases:
             fast = root_dtz > 0 and self._stored_for_side_to_move(board)
             ranked = self._fast_win(board, ordered, root_dtz) if fast else None
             if ranked is None:
-                repeats = repeated_since_zeroing(board)
-                ranked = self._dtz_ranks(board, ordered, root_dtz, None if repeats else deadline, repeats)
+                repeated = has_repeated(board)
+                ranked = self._dtz_ranks(board, ordered, root_dtz, None if repeated else deadline, repeated)
         by_dtz = ranked is not None
         if ranked is None:
             ranked = self._wdl_ranks(board, moves)
@@ -352,16 +351,16 @@ class Tablebases:
         return True
 
     def _dtz_ranks(self, board: chess.Board, moves: list[chess.Move], root_dtz: int, deadline: Optional[float],
-                   repeats: frozenset[int] = frozenset()) -> Optional[list[tuple[chess.Move, int, int]]]:
+                   repeated: bool = False) -> Optional[list[tuple[chess.Move, int, int]]]:
         """(move, rank, score) from each move's DTZ counted from the root, in the order given,
         until a move reaches the root's DTZ (none can do better), or until the deadline has passed
         and a move that keeps the root's result is known; None when a probe fails. Where the root is
         a win the fifty-move counter cannot spoil, only a move that keeps it so counts (a slower win
         that the counter spoils, played move after move, shuffles the win into a draw).
 
-        repeats: the positions (polyglot keys) seen twice since the last capture or pawn move
-        (repeated_since_zeroing); a winning move after which the opponent can reach one of them a
-        third time ranks as a draw, as one that repeats a third time itself does. The caller gives no
+        repeated: a position has stood twice since the last capture or pawn move (has_repeated); a
+        winning move after which the opponent can repeat a position a third time then ranks as a draw,
+        as one that repeats a third time itself does (_reply_repeats). The caller gives no
         deadline once a position has repeated (Stockfish ranks every win by its DTZ then): slower
         wins, each keeping the result, had gone round in a circle into a threefold repetition on
         a busy machine."""
@@ -379,7 +378,7 @@ class Tablebases:
                     wdl = self.probe_wdl(board)
                     dtz = None if wdl is None else chess.syzygy.dtz_before_zeroing(-wdl)
                 elif (board.is_repetition(3) or board.is_fifty_moves()
-                      or (root_dtz > 0 and _reply_repeats(board, repeats))):
+                      or (repeated and root_dtz > 0 and _reply_repeats(board))):
                     dtz = 0
                 else:
                     child = self.probe_dtz(board)
@@ -438,29 +437,27 @@ class Tablebases:
         return ranked
 
 
-def repeated_since_zeroing(board: chess.Board) -> frozenset[int]:
-    """The polyglot keys of the positions that stood twice or more on the board since the last capture
-    or pawn move (the current position included): Stockfish's has_repeated, with the positions named."""
+def has_repeated(board: chess.Board) -> bool:
+    """Whether a position has stood twice on the board since the last capture or pawn move (the current
+    one included): Stockfish's has_repeated, by python-chess's repetition test at each of those plies."""
     board = board.copy()
-    seen: dict[int, int] = {}
     for back in range(min(board.halfmove_clock, len(board.move_stack)) + 1):
         if back:
             board.pop()
-        key = chess.polyglot.zobrist_hash(board)
-        seen[key] = seen.get(key, 0) + 1
-    return frozenset(key for key, count in seen.items() if count >= 2)
+        if board.is_repetition(2):
+            return True
+    return False
 
 
-def _reply_repeats(board: chess.Board, repeats: frozenset[int]) -> bool:
-    """Whether the side to move has a move to a position of `repeats` (seen twice: a third time is a draw)."""
-    if not repeats:
-        return False
+def _reply_repeats(board: chess.Board) -> bool:
+    """Whether the side to move has a move that repeats a position a third time (a draw), as
+    _every_reply_closer tests each reply."""
     for reply in board.legal_moves:
         if board.is_zeroing(reply):
             continue
         board.push(reply)
         try:
-            if chess.polyglot.zobrist_hash(board) in repeats:
+            if board.is_repetition(3):
                 return True
         finally:
             board.pop()

@@ -1,5 +1,5 @@
 """The quiescence search as it was written in Python (engine/search/driver.py before the compiled one), kept
-as the reference that engine.qsearch.quiescence_kernel is tested against: the same score, node count
+as the reference that engine/search/qsearch.py's quiescence_kernel is tested against: the same score, node count
 and deepest ply from the same node, python-chess's board and move paths doing the work."""
 
 from __future__ import annotations

@@ -381,7 +381,7 @@ def test_tiny_clock_aborts_even_the_first_iteration(monkeypatch: pytest.MonkeyPa
     # position whose depth 1 takes 423 nodes: the search must stop at its first poll, inside depth 1,
     # which a budget this small makes after FAST_POLL_INTERVAL nodes, not the usual POLL_INTERVAL
     # (at the end of the quiescence subtree it is in then: the compiled quiescence search polls
-    # after its subtree, engine.qsearch).
+    # after its subtree, engine/search/qsearch.py).
     board = chess.Board("4rrk1/pp1n3p/3q2pQ/2p1pb2/2PP4/2P3N1/P2B2PP/4RRK1 b - - 7 19")
     depth_1 = Searcher(TranspositionTable(4)).search(board, Limits(depth=1)).nodes
     assert depth_1 > POLL_INTERVAL  # depth 1 outlasts a poll

@@ -460,3 +460,18 @@ def test_startup_stages_times_each_stage_of_a_warm_start() -> None:
                           "searcher and 16 MB table built", "total (after the interpreter's own start)"]
     stages = [float(value) for value in rows.values()]
     assert all(value >= 0 for value in stages) and abs(sum(stages[:-1]) - stages[-1]) < 0.01
+
+
+def test_score_positions_prints_each_engine_s_score_at_each_depth() -> None:
+    command = " ".join(ENGINE_CMD)
+    won = "6k1/8/6K1/8/8/8/8/Q7 w - - 0 1"  # Qa8 mates
+    proc = run_script("score_positions.py", "--engine", command, "--depth", "2", "--depth", "4", won,
+                      chess.STARTING_FEN)
+    assert proc.returncode == 0, proc.stderr
+    rows = re.findall(r"^Garfish [^|]+\| (.+) \| Limit\(depth=(\d)\): (mate \d+|[+-]\d+\.\d\d) \(depth (\d+)",
+                      proc.stdout, re.M)
+    assert [(fen, depth) for fen, depth, _, _ in rows] == [(won, "2"), (won, "4"), (chess.STARTING_FEN, "2"),
+                                                            (chess.STARTING_FEN, "4")], proc.stdout
+    assert all(reached >= depth for _, depth, _, reached in rows)
+    assert rows[0][2] == rows[1][2] == "mate 1", proc.stdout
+    assert abs(float(rows[2][2])) < 1, proc.stdout  # the start: about equal

@@ -472,6 +472,6 @@ def test_score_positions_prints_each_engine_s_score_at_each_depth() -> None:
                       proc.stdout, re.M)
     assert [(fen, depth) for fen, depth, _, _ in rows] == [(won, "2"), (won, "4"), (chess.STARTING_FEN, "2"),
                                                             (chess.STARTING_FEN, "4")], proc.stdout
-    assert all(reached >= depth for _, depth, _, reached in rows)
+    assert all(int(reached) >= int(depth) for _, depth, _, reached in rows)
     assert rows[0][2] == rows[1][2] == "mate 1", proc.stdout
     assert abs(float(rows[2][2])) < 1, proc.stdout  # the start: about equal

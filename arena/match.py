@@ -85,7 +85,7 @@ from garfish.arena.openings import GameTask, load_openings, make_tasks
 from garfish.arena.report import (MatchState, SprtConfig, check_matplotlib, game_line, plot_history, print_summary,
                                   summary_dict)
 from garfish.arena.sidecar import choose_seed
-from garfish.arena.tools import EXIT_ENGINE, EXIT_OK, EXIT_USAGE, check_cluster
+from garfish.arena.tools import EXIT_ENGINE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, check_cluster, interruptible
 
 if TYPE_CHECKING:
     from tqdm import tqdm
@@ -682,10 +682,12 @@ def main(argv: Optional[list[str]] = None) -> int:
             say(f"{PROG}: nothing left to play: {len(played)} of {len(tasks)} games played"
                 + (", the SPRT has decided" if len(played) < len(tasks) else ""))
         elif args.cluster is not None:
-            state = run_cluster_match(config, tasks, files, not args.no_progress, say, args.cluster, args.verbose,
-                                      played)
+            with interruptible():
+                state = run_cluster_match(config, tasks, files, not args.no_progress, say, args.cluster, args.verbose,
+                                          played)
         else:
-            state = run_match(config, tasks, files, not args.no_progress, say, played)
+            with interruptible():
+                state = run_match(config, tasks, files, not args.no_progress, say, played)
     except EngineStartError as exc:
         warn(str(exc))
         files.close()
@@ -703,7 +705,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         print_summary(state, say)
     if args.pgnout:
         print(f"PGN: {args.pgnout}")
-    status = EXIT_ENGINE if state.errors else EXIT_OK
+    status = EXIT_INTERRUPTED if state.abort.is_set() else EXIT_ENGINE if state.errors else EXIT_OK
     if args.report:
         try:
             args.report.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")

@@ -6,6 +6,11 @@ cluster.py to see that Dask is installed.
 
 from __future__ import annotations
 
+import contextlib
+import signal
+import threading
+from typing import Any, Iterator
+
 EXIT_OK = 0
 EXIT_ENGINE = 1  # an engine failed to start or run
 EXIT_USAGE = 2  # bad arguments or input files
@@ -21,3 +26,29 @@ def check_cluster(address: str) -> None:
     except ImportError:
         raise ValueError(CLUSTER_HINT) from None
     cluster.check_address(address)
+
+
+@contextlib.contextmanager
+def interruptible() -> Iterator[None]:
+    """While inside, SIGTERM and SIGINT raise KeyboardInterrupt in the main thread, so that a tool stops
+    as after Ctrl-C (its engines shut down, what is finished kept) however it was started: `kill` sends
+    SIGTERM, and a process started in the background by a shell script inherits SIGINT ignored, which
+    would make `kill -INT` do nothing. Outside the main thread (a test's), it changes nothing."""
+    # (garfish datagen has its own: a stop there is a flag its loop reads between games.)
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: Any) -> None:
+        """The handler: unwind like Ctrl-C, once; a second signal is ignored while the tool shuts down (its
+        engines killed, its files written: each step has its own timeout)."""
+        for other in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(other, signal.SIG_IGN)
+        raise KeyboardInterrupt
+
+    previous = {signum: signal.signal(signum, interrupt) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)

@@ -10,6 +10,7 @@ import json
 import queue
 import re
 import shlex
+import signal
 import subprocess
 import sys
 import time
@@ -27,6 +28,7 @@ from garfish.arena.driver import DEFAULT_COMMAND
 from garfish.arena.game import PGN_TERMINATION, Adjudication, AdjudicationTracker, GameRecord, TimeControl
 from garfish.arena.openings import GameTask
 from garfish.arena.report import MatchState, game_line, print_summary, summary_dict
+from garfish.arena.tools import EXIT_INTERRUPTED
 
 OPENINGS = [
     "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2",
@@ -676,6 +678,53 @@ def test_a_match_killed_mid_game_resumes(tmp_path: Path, book: Path, uninterrupt
     proc = run_match(*command, "--resume")
     assert proc.returncode == 0, proc.stderr
     assert "resumed after 2 games" in proc.stdout
+    assert sorted(re.findall(r"^Game (\d+) ", proc.stdout, re.M), key=int) == ["3", "4", "5", "6"]
+    assert game_moves(pgn) == game_moves(whole_pgn)
+    assert comparable(report) == comparable(whole_report)
+
+
+def processes_naming(text: str) -> list[int]:
+    """The processes whose command line holds `text` (Linux's /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if text.encode() in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue  # gone meanwhile
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="needs Linux's /proc to find the engines")
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_match_started_in_the_background_stops_cleanly_on_a_signal(
+        tmp_path: Path, book: Path, uninterrupted: tuple[Path, Path], signum: int) -> None:
+    """A match started as a shell script starts a background job (SIGINT ignored, inherited) is stopped in game
+    3 by `kill -INT` or `kill` (SIGTERM) as by Ctrl-C: it says so, leaves no engine running, and resumes."""
+    whole_pgn, whole_report = uninterrupted
+    pgn, report = tmp_path / "games.pgn", tmp_path / "report.json"
+    hold, log = tmp_path / "go-on", tmp_path / "alpha.log"
+    command = resumable_command(book, pgn, report, "--hold-file", str(hold), "--hold-game", "3", "--log", str(log))
+    process = subprocess.Popen([sys.executable, "-m", "garfish.uci", "match", *command], cwd=str(ROOT),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    try:
+        deadline = time.monotonic() + CLI_TIMEOUT
+        while not held_in_game(log, 3):
+            assert process.poll() is None and time.monotonic() < deadline, "the match never reached game 3"
+            time.sleep(0.05)
+        assert processes_naming(str(log))  # alpha runs, held in its game
+        process.send_signal(signum)
+        out, err = process.communicate(timeout=CLI_TIMEOUT)
+    finally:
+        process.kill()
+        process.wait()
+    assert process.returncode == EXIT_INTERRUPTED and "interrupted by the user" in out + err, (out, err)
+    assert not processes_naming(str(log))  # no engine left behind
+    hold.touch()
+    proc = run_match(*command, "--resume")
+    assert proc.returncode == 0, proc.stderr
     assert sorted(re.findall(r"^Game (\d+) ", proc.stdout, re.M), key=int) == ["3", "4", "5", "6"]
     assert game_moves(pgn) == game_moves(whole_pgn)
     assert comparable(report) == comparable(whole_report)

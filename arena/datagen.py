@@ -62,7 +62,6 @@ import queue
 import random
 import shlex
 import shutil
-import signal
 import sys
 import time
 import uuid
@@ -83,7 +82,7 @@ from garfish.arena.pack import PACK_HEADER, PACK_SUFFIX, block, write_new
 from garfish.arena.pipe import PipeEngine
 from garfish.arena.rules import game_outcome
 from garfish.arena.sidecar import choose_seed, header, parse_header, read_header
-from garfish.arena.tools import EXIT_ENGINE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, check_cluster
+from garfish.arena.tools import EXIT_ENGINE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, check_cluster, on_stop_signals
 from garfish.arena.workers import POLL_SECONDS, Report, StopSignal, run_as_worker, shut_down, start_engine
 
 try:
@@ -594,12 +593,8 @@ def stop_requests(flag: list[bool]) -> Iterator[None]:
         """Signal handler: ask the run to stop."""
         flag[0] = True
 
-    previous = {signum: signal.signal(signum, request) for signum in (signal.SIGINT, signal.SIGTERM)}
-    try:
+    with on_stop_signals(request):
         yield
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
 
 
 class Players(Protocol):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import threading
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 EXIT_OK = 0
 EXIT_ENGINE = 1  # an engine failed to start or run
@@ -42,13 +42,23 @@ def interruptible() -> Iterator[None]:
     def interrupt(signum: int, frame: Any) -> None:
         """The handler: unwind like Ctrl-C, once; a second signal is ignored while the tool shuts down (its
         engines killed, its files written: each step has its own timeout)."""
-        for other in (signal.SIGINT, signal.SIGTERM):
+        for other in STOP_SIGNALS:
             signal.signal(other, signal.SIG_IGN)
         raise KeyboardInterrupt
 
-    previous = {signum: signal.signal(signum, interrupt) for signum in (signal.SIGINT, signal.SIGTERM)}
+    with on_stop_signals(interrupt):
+        yield
+
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)  # Ctrl-C (kill -INT) and kill
+
+
+@contextlib.contextmanager
+def on_stop_signals(handler: Callable[[int, Any], None]) -> Iterator[None]:
+    """While inside, SIGINT and SIGTERM call handler(signum, frame); the handlers before are put back after."""
+    previous = {signum: signal.signal(signum, handler) for signum in STOP_SIGNALS}
     try:
         yield
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+        for signum, old in previous.items():
+            signal.signal(signum, old)

@@ -695,6 +695,9 @@ def main(argv: Optional[list[str]] = None) -> int:
             for path in (args.pgnout, journal.journal_path(args.pgnout)):
                 path.unlink(missing_ok=True)
         return EXIT_ENGINE
+    except KeyboardInterrupt:  # before the games began (the engines starting): nothing to count
+        warn("interrupted by the user before the games began")
+        return EXIT_INTERRUPTED
     finally:
         files.close()
     if isinstance(state, gauntlet.GauntletState):

@@ -32,7 +32,8 @@ Its behaviour is chosen on the command line (run it with `sys.executable`):
              --play picks, then the other legal moves by their UCI text, 10 cp less each (the score is
              --score's).
 --hold-file  with --hold-game N: from the N-th `ucinewgame` this process receives on, answer no
-             `go` while PATH does not exist (it waits for the file: a test decides when it goes on).
+             `go` while PATH does not exist (it waits for the file: a test decides when it goes on);
+             with --hold-game 0, answer no `uci` (the engine's start) until then.
 """
 
 from __future__ import annotations
@@ -203,6 +204,9 @@ def run(args: argparse.Namespace, inp: TextIO, out: TextIO) -> int:
             continue
         command = tokens[0]
         if command == "uci":
+            if args.hold_file is not None and args.hold_game == 0:
+                while not os.path.exists(args.hold_file):
+                    time.sleep(HOLD_POLL_SECONDS)
             out.write(f"id name {args.name or 'scripted-' + (args.misbehave or args.play)}\nid author tests\n")
             if args.options:
                 out.write("option name Skill type spin default 1 min 0 max 20\n")

@@ -730,6 +730,28 @@ def test_a_match_started_in_the_background_stops_cleanly_on_a_signal(
     assert comparable(report) == comparable(whole_report)
 
 
+def test_a_match_stopped_while_its_engines_start_says_so(tmp_path: Path, book: Path) -> None:
+    """SIGTERM while an engine has not yet answered `uci`: a clear message and exit status 130, no traceback."""
+    pgn, report = tmp_path / "games.pgn", tmp_path / "report.json"
+    hold, log = tmp_path / "go-on", tmp_path / "alpha.log"
+    command = resumable_command(book, pgn, report, "--hold-file", str(hold), "--hold-game", "0", "--log", str(log))
+    process = subprocess.Popen([sys.executable, "-m", "garfish.uci", "match", *command], cwd=str(ROOT),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + CLI_TIMEOUT
+        while not (log.exists() and "uci" in log.read_text().split()):
+            assert process.poll() is None and time.monotonic() < deadline, "alpha never got `uci`"
+            time.sleep(0.05)
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=CLI_TIMEOUT)
+    finally:
+        process.kill()
+        process.wait()
+        hold.touch()  # the held engine answers, reads the end of its input and exits
+    assert process.returncode == EXIT_INTERRUPTED, (out, err)
+    assert "interrupted by the user before the games began" in err and "Traceback" not in out + err
+
+
 def test_resuming_with_other_settings_is_refused(tmp_path: Path, book: Path, uninterrupted: tuple[Path, Path]) -> None:
     """A journal of another match (here another seed) is not continued, and says what differs."""
     whole_pgn, _ = uninterrupted

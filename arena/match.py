@@ -681,13 +681,11 @@ def main(argv: Optional[list[str]] = None) -> int:
         if state is not None and (len(played) == len(tasks) or state.stop.is_set()):
             say(f"{PROG}: nothing left to play: {len(played)} of {len(tasks)} games played"
                 + (", the SPRT has decided" if len(played) < len(tasks) else ""))
-        elif args.cluster is not None:
-            with interruptible():
-                state = run_cluster_match(config, tasks, files, not args.no_progress, say, args.cluster, args.verbose,
-                                          played)
         else:
             with interruptible():
-                state = run_match(config, tasks, files, not args.no_progress, say, played)
+                state = (run_cluster_match(config, tasks, files, not args.no_progress, say, args.cluster, args.verbose,
+                                           played) if args.cluster is not None
+                         else run_match(config, tasks, files, not args.no_progress, say, played))
     except EngineStartError as exc:
         warn(str(exc))
         files.close()

@@ -34,7 +34,7 @@ def interruptible() -> Iterator[None]:
     as after Ctrl-C (its engines shut down, what is finished kept) however it was started: `kill` sends
     SIGTERM, and a process started in the background by a shell script inherits SIGINT ignored, which
     would make `kill -INT` do nothing. Outside the main thread (a test's), it changes nothing."""
-    # (garfish datagen has its own: a stop there is a flag its loop reads between games.)
+    # (garfish datagen sets a flag instead, read between games: on_stop_signals with its own handler.)
     if threading.current_thread() is not threading.main_thread():
         yield
         return

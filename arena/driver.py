@@ -11,6 +11,7 @@ children inherit it).
 from __future__ import annotations
 
 import concurrent.futures
+import ctypes
 import logging
 import os
 import re
@@ -165,10 +166,9 @@ class EngineProcess:
         command = " ".join(shlex.quote(arg) for arg in self.spec.argv)
         popen = (chess.engine.SimpleEngine.popen_xboard if self.spec.protocol == "xboard"
                  else chess.engine.SimpleEngine.popen_uci)
-        pin = None if self.spec.cpus is None else pin_to(self.spec.cpus)
         try:
             self.engine = popen(self.spec.argv, timeout=self.spec.start_timeout, setpgrp=True, stderr=stderr,
-                                preexec_fn=pin)
+                                preexec_fn=child_setup(self.spec.cpus))
         except (OSError, chess.engine.EngineError, chess.engine.EngineTerminatedError, TimeoutError,
                 concurrent.futures.TimeoutError) as exc:
             raise EngineStartError(f"cannot start engine '{command}': {describe_exception(exc)}") from None
@@ -395,6 +395,49 @@ def pin_to(cpus: tuple[int, ...]) -> Callable[[], None]:
         os.sched_setaffinity(0, chosen)
 
     return pin
+
+
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def death_signal_setter() -> Optional[Callable[[], None]]:
+    """On Linux, a function that, run in the engine's process before its program starts, has the kernel
+    SIGKILL the engine when the tool that started it dies (prctl PR_SET_PDEATHSIG); None elsewhere.
+
+    A tool stopped by SIGINT or SIGTERM shuts its engines down itself; this covers SIGKILL and crashes,
+    after which an engine that does not quit on end of input (GNU Chess 6.2.7 spins at full speed)
+    would otherwise run on, taking the core from whatever runs there next. The signal comes when the
+    thread that started the engine ends: python-chess starts each engine from its own event-loop
+    thread, which lives as long as the engine does. It survives exec, not fork: an engine's own
+    children are left to the process group (killpg) and to the engine.
+    """
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def set_death_signal() -> None:
+        prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        if os.getppid() != parent:  # the tool died before the signal was armed
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return set_death_signal
+
+
+def child_setup(cpus: Optional[tuple[int, ...]]) -> Optional[Callable[[], None]]:
+    """What an engine's process runs before its program starts: the death signal, then the pinning."""
+    steps = [step for step in (death_signal_setter(), None if cpus is None else pin_to(cpus)) if step is not None]
+    if not steps:
+        return None
+
+    def setup() -> None:
+        for step in steps:
+            step()
+
+    return setup
 
 
 def parse_cpus(text: str) -> list[int]:

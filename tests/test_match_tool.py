@@ -656,8 +656,8 @@ def held_in_game(log: Path, game: int) -> bool:
 
 def test_a_match_killed_mid_game_resumes(tmp_path: Path, book: Path, uninterrupted: tuple[Path, Path]) -> None:
     """kill -9 in the middle of game 3, where alpha holds its move until a file exists (so the kill comes there
-    however busy the machine: never after the match has ended): the same command with --resume plays games
-    3-6 and ends the match as if nothing had happened."""
+    however busy the machine: never after the match has ended): alpha dies with the runner, and the same
+    command with --resume plays games 3-6 and ends the match as if nothing had happened."""
     whole_pgn, whole_report = uninterrupted
     pgn, report = tmp_path / "games.pgn", tmp_path / "report.json"
     hold, log = tmp_path / "go-on", tmp_path / "alpha.log"
@@ -674,6 +674,13 @@ def test_a_match_killed_mid_game_resumes(tmp_path: Path, book: Path, uninterrupt
         process.kill()
         process.wait()
     assert not report.exists()
+    if Path("/proc/self/cmdline").exists() and sys.platform.startswith("linux"):
+        # alpha, held in its move and reading nothing (as GNU Chess 6.2.7 spins without reading), dies with the
+        # runner: the kernel's parent-death signal, since no runner is left to kill it
+        deadline = time.monotonic() + CLI_TIMEOUT
+        while processes_naming(str(log)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not processes_naming(str(log)), "an engine outlived the runner killed by SIGKILL"
     hold.touch()  # the resumed match's alpha holds nothing (its third game would be the match's fifth)
     proc = run_match(*command, "--resume")
     assert proc.returncode == 0, proc.stderr

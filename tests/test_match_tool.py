@@ -13,6 +13,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Callable, Optional
@@ -24,7 +25,7 @@ import pytest
 from conftest import (CLI_TIMEOUT, PNG_SIGNATURE, ROOT, SCRIPTED, WITHOUT_MATPLOTLIB, data_missing, read_games,
                       until_first_go)
 from garfish.arena import journal, match
-from garfish.arena.driver import DEFAULT_COMMAND
+from garfish.arena.driver import DEFAULT_COMMAND, EngineProcess, EngineSpec
 from garfish.arena.game import PGN_TERMINATION, Adjudication, AdjudicationTracker, GameRecord, TimeControl
 from garfish.arena.openings import GameTask
 from garfish.arena.report import MatchState, game_line, print_summary, summary_dict
@@ -701,6 +702,23 @@ def processes_naming(text: str) -> list[int]:
             except OSError:
                 continue  # gone meanwhile
     return found
+
+
+def test_an_engine_outlives_the_thread_that_started_it() -> None:
+    """The parent-death signal comes when the thread that forked the engine ends: a match starts its engines
+    from short-lived threads, so the engine must be forked by one that lives as long as it (python-chess's own)."""
+    started: list[EngineProcess] = []
+    thread = threading.Thread(target=lambda: started.append(EngineProcess(EngineSpec(argv=[sys.executable,
+                                                                                           str(SCRIPTED)]))))
+    thread.start()
+    thread.join()
+    engine = started[0]
+    try:
+        assert engine.engine is not None
+        engine.engine.ping()  # answers after its starting thread has ended
+        assert engine.alive()
+    finally:
+        engine.close()
 
 
 @pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="needs Linux's /proc to find the engines")

@@ -475,3 +475,30 @@ def test_score_positions_prints_each_engine_s_score_at_each_depth() -> None:
     assert all(int(reached) >= int(depth) for _, depth, _, reached in rows)
     assert rows[0][2] == rows[1][2] == "mate 1", proc.stdout
     assert abs(float(rows[2][2])) < 1, proc.stdout  # the start: about equal
+
+
+def test_missed_wins_counts_the_games_not_won_after_a_high_score(tmp_path: Path) -> None:
+    pgn = tmp_path / "games.pgn"
+    pgn.write_text(
+        '[White "A"]\n[Black "B"]\n[Result "1/2-1/2"]\n[ResultReason "fifty-move rule"]\n\n'
+        "1. e4 { +0.30/9 0.1s } 1... e5 { -2.90/9 0.1s } 2. Nf3 { +2.50/9 0.1s } 2... Nc6 { -0.10/9 0.1s } "
+        "3. Bb5 { +1.00/9 0.1s } 1/2-1/2\n\n"
+        '[White "B"]\n[Black "A"]\n[Result "0-1"]\n[ResultReason "checkmate"]\n\n'
+        "1. f3 { +0.10/5 0.1s } 1... e5 { +3.00/5 0.1s } 2. g4 { -1.00/4 0.1s } 2... Qh4# { +M1/3 0.1s } 0-1\n\n"
+        '[White "B"]\n[Black "A"]\n[Result "1-0"]\n[ResultReason "checkmate"]\n\n'
+        "1. e4 { +0.20/5 0.1s } 1... f6 { +1.90/5 0.1s } 2. d4 { +0.00/5 0.1s } 2... g5 { -0.50/5 0.1s } "
+        "3. Qh5# { +M1/5 0.1s } 1-0\n\n"
+        '[White "C"]\n[Black "B"]\n[Result "1-0"]\n\n1. e4 { +5.00/5 0.1s } 1-0\n\n')
+    proc = run_script("missed_wins.py", str(pgn), "--engine", "A")
+    assert proc.returncode == 0, proc.stderr
+    # Game 1: A's highest +2.50 (after 2. Nf3), a draw: counted. Game 2: won. Game 3: lost, highest +1.90.
+    assert "game 1: against B, 1/2-1/2 (fifty-move rule); highest +2.50: " in proc.stdout
+    assert "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2" not in proc.stdout  # the position after A's move, not after B's
+    assert "rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2" in proc.stdout
+    assert "A: 3 games, 2 not won, 1 of them after a score of +2.00 or more" in proc.stdout
+    assert "game 3:" not in proc.stdout
+    lower = run_script("missed_wins.py", str(pgn), "--engine", "A", "--above", "1.5")
+    assert "A: 3 games, 2 not won, 2 of them after a score of +1.50 or more" in lower.stdout
+    assert "game 3: against B, 1-0 (checkmate); highest +1.90" in lower.stdout
+    assert run_script("missed_wins.py", str(pgn), "--engine", "Z").returncode == 1
+    assert run_script("missed_wins.py", str(tmp_path / "missing.pgn"), "--engine", "A").returncode == 1

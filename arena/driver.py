@@ -387,55 +387,46 @@ class EngineProcess:
         return MoveError("crash", f"protocol error: {describe_exception(exc)}", elapsed)
 
 
-def pin_to(cpus: tuple[int, ...]) -> Callable[[], None]:
-    """A function that, run in the engine's process before its program starts, keeps it on these processors."""
-    chosen = set(cpus)
-
-    def pin() -> None:
-        os.sched_setaffinity(0, chosen)
-
-    return pin
-
-
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
-def death_signal_setter() -> Optional[Callable[[], None]]:
-    """On Linux, a function that, run in the engine's process before its program starts, has the kernel
-    SIGKILL the engine when the tool that started it dies (prctl PR_SET_PDEATHSIG); None elsewhere.
-
-    A tool stopped by SIGINT or SIGTERM shuts its engines down itself; this covers SIGKILL and crashes,
-    after which an engine that does not quit on end of input (GNU Chess 6.2.7 spins at full speed)
-    would otherwise run on, taking the core from whatever runs there next. The signal comes when the
-    thread that started the engine ends: python-chess starts each engine from its own event-loop
-    thread, which lives as long as the engine does. It survives exec, not fork: an engine's own
-    children are left to the process group (killpg) and to the engine.
-    """
+def libc_prctl() -> Optional[Callable[..., int]]:
+    """Linux's prctl from the C library, or None where there is none."""
     if not sys.platform.startswith("linux"):
         return None
     try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
+        return ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
         return None
-    parent = os.getpid()
 
-    def set_death_signal() -> None:
-        prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
-        if os.getppid() != parent:  # the tool died before the signal was armed
-            os.kill(os.getpid(), signal.SIGKILL)
 
-    return set_death_signal
+PRCTL = libc_prctl()
 
 
 def child_setup(cpus: Optional[tuple[int, ...]]) -> Optional[Callable[[], None]]:
-    """What an engine's process runs before its program starts: the death signal, then the pinning."""
-    steps = [step for step in (death_signal_setter(), None if cpus is None else pin_to(cpus)) if step is not None]
-    if not steps:
+    """What an engine's process runs before its program starts (None: nothing to run).
+
+    On Linux the kernel is asked to SIGKILL the engine when the tool that started it dies (prctl
+    PR_SET_PDEATHSIG): a tool stopped by SIGINT or SIGTERM shuts its engines down itself, this covers
+    SIGKILL and crashes, after which an engine that does not quit on end of input (GNU Chess 6.2.7
+    spins at full speed) would run on, taking the core from whatever runs there next. The signal
+    comes when the thread that started the engine ends: python-chess starts each engine from its own
+    event-loop thread, which lives as long as the engine does. It survives exec, not fork: an
+    engine's own children are left to the process group (killpg) and to the engine. With `cpus`,
+    the engine is then kept on those processors (its threads and children inherit it).
+    """
+    chosen = None if cpus is None else set(cpus)
+    if PRCTL is None and chosen is None:
         return None
+    prctl, parent = PRCTL, os.getpid()
 
     def setup() -> None:
-        for step in steps:
-            step()
+        if prctl is not None:
+            prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+            if os.getppid() != parent:  # the tool died before the signal was armed
+                os.kill(os.getpid(), signal.SIGKILL)
+        if chosen is not None:
+            os.sched_setaffinity(0, chosen)
 
     return setup
 

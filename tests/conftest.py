@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import chess.pgn
 import pytest
@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 REQUIRE_DATA_ENV = "GARFISH_REQUIRE_DATA"
 
 
-def data_missing(reason: str) -> None:
+def data_missing(reason: str) -> NoReturn:
     """Skip the test for want of shared data, or fail it when $GARFISH_REQUIRE_DATA is set."""
     if os.environ.get(REQUIRE_DATA_ENV, "") not in ("", "0"):
         pytest.fail(f"{reason} (and {REQUIRE_DATA_ENV} is set: the data is required here)", pytrace=False)

@@ -33,7 +33,9 @@ Its behaviour is chosen on the command line (run it with `sys.executable`):
              --score's).
 --hold-file  with --hold-game N: from the N-th `ucinewgame` this process receives on, answer no
              `go` while PATH does not exist (it waits for the file: a test decides when it goes on);
-             with --hold-game 0, answer no `uci` (the engine's start) until then.
+             with --hold-game 0, answer no `uci` (the engine's start) until then. When it begins to
+             wait it writes an empty file PATH.held.PID (PID its process id): a test knows which
+             process is held, and so in which worker.
 """
 
 from __future__ import annotations
@@ -78,6 +80,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--hold-file", default=None)
     parser.add_argument("--hold-game", type=int, default=1)
     return parser
+
+
+def hold(path: str) -> None:
+    """Wait until `path` exists; if it does not yet, first write the empty file `path`.held.PID."""
+    if os.path.exists(path):
+        return
+    mark = f"{path}.held.{os.getpid()}"
+    open(mark, "w").close()
+    while not os.path.exists(path):
+        time.sleep(HOLD_POLL_SECONDS)
 
 
 def hashed_move(board: chess.Board, seed: int) -> chess.Move:
@@ -205,8 +217,7 @@ def run(args: argparse.Namespace, inp: TextIO, out: TextIO) -> int:
         command = tokens[0]
         if command == "uci":
             if args.hold_file is not None and args.hold_game == 0:
-                while not os.path.exists(args.hold_file):
-                    time.sleep(HOLD_POLL_SECONDS)
+                hold(args.hold_file)
             out.write(f"id name {args.name or 'scripted-' + (args.misbehave or args.play)}\nid author tests\n")
             if args.options:
                 out.write("option name Skill type spin default 1 min 0 max 20\n")
@@ -236,8 +247,7 @@ def run(args: argparse.Namespace, inp: TextIO, out: TextIO) -> int:
         elif command == "go":
             moves_in_game += 1
             if args.hold_file is not None and games >= args.hold_game:
-                while not os.path.exists(args.hold_file):
-                    time.sleep(HOLD_POLL_SECONDS)
+                hold(args.hold_file)
             time.sleep(args.delay)
             answer_go(tokens, board, moves_in_game, args, out)
         elif command in ("ponderhit", "stop") and pondering is not None:

@@ -214,6 +214,43 @@ def run_meanwhile(tmp_path: Path, command: list[str], marker: str, meanwhile: Ca
     return out
 
 
+def held_in(hold: Path, worker: subprocess.Popen) -> bool:
+    """Whether a scripted engine run with `--hold-file HOLD` is held (waiting for the file) in `worker`'s session:
+    an engine that `worker` (started in a session of its own, with its nanny) runs."""
+    for mark in hold.parent.glob(f"{hold.name}.held.*"):
+        try:
+            if os.getsid(int(mark.name.rsplit(".", 1)[1])) == worker.pid:
+                return True
+        except ProcessLookupError:
+            continue  # a process of an earlier try, gone
+    return False
+
+
+def kill_held_worker(tmp_path: Path, command: list[str], hold: Path, worker: subprocess.Popen) -> str:
+    """Run a tool whose engines hold their moves (from a game on) until `hold` exists; once one of `worker`'s
+    engines is held, in the middle of a game, SIGKILL `worker` with its nanny, then let the engines go on. The
+    tool's output (it must succeed). However slow the machine, the kill lands in a game, and only there."""
+    errors, output = tmp_path / "stderr.txt", tmp_path / "stdout.txt"
+    with open(errors, "w") as err_handle, open(output, "w") as out_handle:
+        proc = subprocess.Popen(command, cwd=str(ROOT), stdout=out_handle, stderr=err_handle, text=True)
+    try:
+        deadline = time.monotonic() + CLI_TIMEOUT
+        while not held_in(hold, worker):
+            assert proc.poll() is None and time.monotonic() < deadline, \
+                f"no engine of the worker was held: {errors.read_text()[-3000:]}"
+            time.sleep(0.05)
+        kill_group(worker)
+        hold.touch()
+        proc.wait(CLI_TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        hold.touch()  # no engine left waiting, whatever happened
+    assert proc.returncode == 0, errors.read_text()[-3000:] + output.read_text()[-3000:]
+    return output.read_text()
+
+
 def start(command: list[str], log: Path) -> subprocess.Popen:
     """A process in its own process group (so that it can be killed with its children)."""
     with open(log, "ab") as handle:
@@ -265,23 +302,23 @@ def scheduler_and_workers(tmp_path: Path) -> Iterator[tuple[str, list[subprocess
             kill_group(process)
 
 
-@pytest.mark.slow  # a real scheduler and workers, and engines slowed so that the kill lands in a game
+@pytest.mark.slow  # a real scheduler and workers
 def test_a_worker_killed_mid_match_loses_no_game(tmp_path: Path, book: Path,
                                                  scheduler_and_workers: tuple[str, list[subprocess.Popen]]) -> None:
-    """Two workers; one is SIGKILLed (with its nanny) once the first games are in, in the middle of a game: its
-    pair is played again on the other worker, and every game is in the PGN exactly once, the report agreeing
-    with the PGN."""
+    """Two workers; one is SIGKILLed (with its nanny) in the middle of a game, its engine holding its move in its
+    second game until the kill is done: its pair is played again on the other worker, and every game is in the
+    PGN exactly once, the report agreeing with the PGN."""
     address, workers = scheduler_and_workers
     pgn, report = tmp_path / "games.pgn", tmp_path / "report.json"
     games = 12
-    log = tmp_path / "alpha.log"
-    command = tool("match", "--engine", scripted("--play", "random", "--seed", "1", "--delay", "0.03", "--log", str(log)),
-                   "name=alpha",
-                   "--engine", scripted("--play", "greedy", "--seed", "2", "--delay", "0.03"), "name=beta",
+    log, hold = tmp_path / "alpha.log", tmp_path / "go-on"
+    command = tool("match", "--engine", scripted("--play", "random", "--seed", "1", "--log", str(log),
+                                                 "--hold-file", str(hold), "--hold-game", "2"), "name=alpha",
+                   "--engine", scripted("--play", "greedy", "--seed", "2"), "name=beta",
                    "--nodes", "1", "--games", str(games), "--openings", str(book), "--seed", "9",
                    "--max-moves", "20", "--cluster", address, "--pgnout", str(pgn), "--report", str(report),
                    "--no-progress")
-    out = run_meanwhile(tmp_path, command, "Game ", lambda: kill_group(workers[0]))
+    out = kill_held_worker(tmp_path, command, hold, workers[0])
     assert workers[0].poll() is not None
     assert sum(line.startswith("Game ") for line in out.splitlines()) == games
     check_games_against_report(pgn, report, games)
@@ -371,18 +408,19 @@ def test_local_cluster_datagen_with_stockfish_writes_the_pack_of_one_process(tmp
     assert packs[0] == packs[1]
 
 
-@pytest.mark.slow  # a real scheduler and workers, and engines slowed so that the kill lands in a game
+@pytest.mark.slow  # a real scheduler and workers
 def test_a_worker_killed_mid_datagen_loses_no_game(tmp_path: Path, book: Path,
                                                    scheduler_and_workers: tuple[str, list[subprocess.Popen]]) -> None:
-    """Two workers; one is SIGKILLed (with its nanny) once the first game is written, in the middle of a game: the
-    scheduler gives that game to the other worker, which plays it again from its start, and OUT is the pack of
-    one process, every game once."""
+    """Two workers; one is SIGKILLed (with its nanny) in the middle of a game, its engine holding its move in its
+    second game until the kill is done: the scheduler gives that game to the other worker, which plays it again
+    from its start, and OUT is the pack of one process, every game once."""
     address, workers = scheduler_and_workers
-    engine = ["--play", "random", "--delay", "0.03"]
-    log = tmp_path / "engine.log"
+    engine = ["--play", "random"]
+    log, hold = tmp_path / "engine.log", tmp_path / "go-on"
     out = tmp_path / "cluster.gfpk"
-    command = datagen_command(out, book, [*engine, "--log", str(log)], 8, "--cluster", address)
-    output = run_meanwhile(tmp_path, command, "game ", lambda: kill_group(workers[0]))
+    command = datagen_command(out, book, [*engine, "--log", str(log), "--hold-file", str(hold), "--hold-game", "2"],
+                              8, "--cluster", address)
+    output = kill_held_worker(tmp_path, command, hold, workers[0])
     assert workers[0].poll() is not None
     assert [line.split(":")[0] for line in output.splitlines() if line.startswith("game ")] == [
         f"game {number}" for number in range(1, 9)]

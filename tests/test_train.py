@@ -451,7 +451,7 @@ def test_the_baseline_scale_is_the_one_that_fits(torch: Any) -> None:
     evals = np.linspace(-900.0, 900.0, 181)
     target = 1.0 / (1.0 + np.exp(-evals / 310.0))
     k, loss = fit_scale(evals, target)
-    assert k == pytest.approx(310.0, rel=1e-3) and loss < 1e-9
+    assert k == pytest.approx(310.0, rel=1e-5) and loss < 1e-12
     assert sigmoid_loss(evals, target, 400.0) > 1e-4
 
 

@@ -12,6 +12,7 @@ from typing import Any, Optional
 
 import numpy as np
 import torch
+from scipy.optimize import minimize_scalar
 from tqdm import tqdm
 
 from garfish.engine.evaluation.network import (
@@ -28,8 +29,8 @@ from garfish.train.model import (
 )
 
 EVAL_BATCH = 65536
-GOLDEN = (math.sqrt(5) - 1) / 2
 SCALE_RANGE = (10.0, 10000.0)  # the K' searched for a fitted sigmoid scale, in centipawns
+SCALE_TOLERANCE = 1e-6  # ... to this much of log K' (K' to a millionth of itself)
 
 
 def say(line: str) -> None:
@@ -73,16 +74,13 @@ def sigmoid_loss(evals: np.ndarray, target: np.ndarray, k: float) -> float:
 
 
 def fit_scale(evals: np.ndarray, target: np.ndarray) -> tuple[float, float]:
-    """The K' (golden-section search over log K' in SCALE_RANGE) at which sigmoid(evals / K')
-    best fits the targets, and its loss."""
+    """The K' at which sigmoid(evals / K') best fits the targets (scipy's bounded Brent search over
+    log K' in SCALE_RANGE, to SCALE_TOLERANCE), and its loss."""
+    evals = np.asarray(evals, dtype=np.float64)
     low, high = (math.log(v) for v in SCALE_RANGE)
-    for _ in range(60):
-        left, right = high - GOLDEN * (high - low), low + GOLDEN * (high - low)
-        if sigmoid_loss(evals, target, math.exp(left)) <= sigmoid_loss(evals, target, math.exp(right)):
-            high = right
-        else:
-            low = left
-    best = math.exp((low + high) / 2)
+    found = minimize_scalar(lambda log_k: sigmoid_loss(evals, target, math.exp(log_k)), bounds=(low, high),
+                            method="bounded", options={"xatol": SCALE_TOLERANCE})
+    best = math.exp(float(found.x))
     return best, sigmoid_loss(evals, target, best)
 
 

@@ -502,3 +502,22 @@ def test_missed_wins_counts_the_games_not_won_after_a_high_score(tmp_path: Path)
     assert "game 3: against B, 1-0 (checkmate); highest +1.90" in lower.stdout
     assert run_script("missed_wins.py", str(pgn), "--engine", "Z").returncode == 1
     assert run_script("missed_wins.py", str(tmp_path / "missing.pgn"), "--engine", "A").returncode == 1
+
+
+def test_label_check_tabulates_outcomes_and_the_tables_disagreements(tmp_path: Path, data: Path) -> None:
+    games = tmp_path / "games.txt"
+    games.write_text(
+        # drawn in the file, a win in the tables once the rook has taken the pawn (4 men, just after a capture)
+        "8/8/8/4k3/8/3p4/7P/3R2K1 w - - 2 2;320;d1d3;0.5\n8/8/8/4k3/8/3R4/7P/6K1 b - - 0 2;700;e5e4;0.5\n"
+        # won in the file and by the tables
+        "8/8/4k3/8/8/8/7p/Q5K1 w - - 0 1;900;g1h2;1\n8/8/4k3/8/8/8/7K/Q7 b - - 0 1;950;e6d5;1\n")
+    proc = run_script("label_check.py", str(games), "--syzygy", str(data / "syzygy"))
+    assert proc.returncode == 0, proc.stderr
+    assert "4 positions, 2 games" in proc.stdout
+    # the quiet positions (d1d3 and g1h2 are captures) in the bands: 700 with 4 men, drawn in the file (950 is
+    # above the highest band)
+    assert "| 3-7 | +400 to +800 | 1 | 0.0% | 100.0% | 0.0% |" in proc.stdout
+    assert "games that reach the tables (up to 4 men): 2 (100.0%); RESULT not the tables': 1 (50.00% of the games, " \
+           "2 positions, 50.00%)" in proc.stdout
+    assert "drawn in the file, White won by the tables: 1" in proc.stdout
+    assert run_script("label_check.py", str(tmp_path / "missing.txt")).returncode == 1

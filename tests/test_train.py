@@ -25,8 +25,8 @@ from garfish.engine.evaluation.network import (
 )
 from garfish.train.cli import main as train_main
 from garfish.train.data import (
-    DataError, Filters, Positions, board_of, concatenate, could_castle, features, load_file, parse_lines, targets,
-    validation_games,
+    DataError, Filters, Positions, board_of, concatenate, could_castle, features, load_file, men, parse_lines,
+    tablebase_results, targets, validation_games,
 )
 
 # A byte's bits in reverse order: a rank of a bitboard seen in a mirror between the a and h files.
@@ -289,6 +289,42 @@ def test_without_torch_the_command_says_how_to_install_it(data_file: Path, tmp_p
     assert proc.stdout == "" and not (tmp_path / "nets").exists()
 
 
+# Games that end in the tables, as `FEN;SCORE;BEST;RESULT` lines (RESULT as the file has it, not the tables).
+ENDGAMES = [
+    # A: KRP v KP, the rook takes the pawn: KRP v K (4 men, just after a capture), a win, drawn in the file
+    "8/8/4k3/8/8/3p4/7P/R5K1 w - - 0 1;300;a1d1;0.5", "8/8/4k3/8/8/3p4/7P/3R2K1 b - - 1 1;310;e6e5;0.5",
+    "8/8/8/4k3/8/3p4/7P/3R2K1 w - - 2 2;320;d1d3;0.5", "8/8/8/4k3/8/3R4/7P/6K1 b - - 0 2;700;e5e4;0.5",
+    # B: the king takes the last pawn: KN v KN, a draw, won in the file
+    "8/4k3/8/8/8/3n4/7p/2N3K1 w - - 0 1;50;g1h2;1", "8/4k3/8/8/8/3n4/7K/2N5 b - - 0 1;20;e7e6;1",
+    # C: eight men throughout: not in the tables
+    "r3k3/pp6/8/8/8/8/PP6/R3K3 w - - 0 1;0;a2a3;0.5", "r3k3/pp6/8/8/8/P7/1P6/R3K3 b - - 0 1;0;a7a6;0.5",
+    # D: KQ v K after the capture, a win, won in the file
+    "8/8/4k3/8/8/8/7p/Q5K1 w - - 0 1;900;g1h2;1", "8/8/4k3/8/8/8/7K/Q7 b - - 0 1;950;e6d5;1",
+    # E: KRR v K after a capture, but the king and a rook at home (a castling right, perhaps: not probed), then
+    # no capture (the fifty-move counter is not 0): not probed
+    "4k3/8/8/8/8/8/7p/R3K2R w - - 0 1;800;h1h2;0.5", "4k3/8/8/8/8/8/7R/R3K3 b - - 0 1;900;e8d8;0.5",
+    "3k4/8/8/8/8/8/7R/R3K3 w - - 1 2;900;a1a8;0.5",
+]
+
+
+def test_games_that_reach_the_tables_take_their_result(data: Path) -> None:
+    """A game's first position in the 3-4-man tables, just after a capture and with no castling right, gives its
+    result to every row of the game; other games keep theirs."""
+    from garfish.engine.services.syzygy import Tablebases
+
+    positions = parse_lines(ENDGAMES)
+    assert positions.games == 5
+    assert men(positions).tolist() == [5, 5, 5, 4, 5, 4, 8, 8, 4, 3, 5, 4, 4]
+    tables = Tablebases(str(data / "syzygy"))
+    try:
+        found = tablebase_results(positions, tables.probe_wdl, tables.max_pieces)
+    finally:
+        tables.close()
+    assert (found.reached, found.changed, found.changed_positions) == (3, 2, 6)
+    assert found.result.tolist() == [2, 2, 2, 2, 1, 1, 1, 1, 2, 2, 1, 1, 1]
+    assert positions.result.tolist() == [1, 1, 1, 1, 2, 2, 1, 1, 2, 2, 1, 1, 1]  # the positions are not changed
+
+
 # --- With PyTorch --------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -327,6 +363,34 @@ def test_training_writes_the_network_its_curve_and_checkpoint_and_repeats_byte_f
     assert not (output / "checkpoint.pt").exists()
     other = read_network(train(data_file, tmp_path / "c", "--epochs", "2", "--seed", "8"))
     assert not (other.w1 == network.w1).all()
+
+
+@pytest.mark.extra("train")
+def test_a_run_with_syzygy_says_what_the_tables_changed(torch: Any, data: Path, lines: list[str], tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """--syzygy DIR: the run says how many games reached the tables and how many took their result, and the
+    network's description says its results are the tables'; a missing folder is refused before any work."""
+    data_file = tmp_path / "games.txt"
+    data_file.write_text("\n".join(lines + ENDGAMES) + "\n")
+    network = read_network(train(data_file, tmp_path / "nets", "--epochs", "1", "--syzygy", str(data / "syzygy")))
+    out = capsys.readouterr().out
+    from garfish.engine.services.syzygy import Tablebases
+
+    tables = Tablebases(str(data / "syzygy"))
+    try:
+        found = tablebase_results(parse_lines(lines + ENDGAMES), tables.probe_wdl, tables.max_pieces)
+    finally:
+        tables.close()
+    assert found.reached >= 3 and found.changed >= 2  # the endgames' at least
+    assert (f"up to 4 men): {found.reached} games reach them; {found.changed} of these ({found.changed_positions} "
+            f"positions) take the tables' result") in out, out
+    assert "results: the Syzygy tables' where a game reaches them" in network.description
+    plain = read_network(train(data_file, tmp_path / "plain", "--epochs", "1"))
+    assert "Syzygy" not in plain.description and "Syzygy" not in capsys.readouterr().out
+    assert train_main([str(data_file), "--syzygy", str(tmp_path / "no-such-folder")]) == 2
+    assert f"--syzygy: not a folder: {tmp_path / 'no-such-folder'}" in capsys.readouterr().err
+    assert train_main([str(data_file), "-o", str(tmp_path / "none"), "--syzygy", str(tmp_path)]) == 2
+    assert "--syzygy: no Syzygy WDL tables (.rtbw)" in capsys.readouterr().err
 
 
 @pytest.mark.extra("train")

@@ -43,6 +43,7 @@ class TrainConfig:
     threads: int = 1
     filters: Filters = field(default_factory=Filters)
     mirror: bool = False
+    syzygy: Optional[Path] = None  # games reaching these Syzygy tables take their result (data.tablebase_results)
     cache: Optional[Path] = None
     checkpoint: Optional[Path] = None
     resume: Optional[Path] = None

@@ -436,6 +436,66 @@ def could_castle(positions: Positions) -> np.ndarray:
     return possible
 
 
+# The number of set bits of each byte: men on a board, counted a byte of its bitboards at a time.
+BYTE_BITS = np.array([bin(byte).count("1") for byte in range(256)], dtype=np.uint8)
+MEN_CHUNK = 1 << 20  # rows counted at once (their bytes: 96 MB)
+
+
+def men(positions: Positions) -> np.ndarray:
+    """int64 [N]: the men (kings included) on each position's board."""
+    counts = np.empty(len(positions), dtype=np.int64)
+    pieces = np.ascontiguousarray(positions.pieces, dtype=np.uint64)
+    for start in range(0, len(positions), MEN_CHUNK):
+        chunk = pieces[start:start + MEN_CHUNK]
+        counts[start:start + len(chunk)] = BYTE_BITS[chunk.view(np.uint8)].reshape(len(chunk), -1).sum(axis=1)
+    return counts
+
+
+@dataclass(frozen=True)
+class TableResults:
+    """Results from the endgame tables (tablebase_results): each row's RESULT, and how many games reached the
+    tables and how many of those the tables gave another result than the game's."""
+
+    result: np.ndarray  # int8 [N]: RESULT in half points (as Positions.result)
+    reached: int
+    changed: int
+    changed_positions: int
+
+
+def tablebase_results(positions: Positions, probe_wdl: Callable[[chess.Board], Optional[int]],
+                      max_men: int) -> TableResults:
+    """The RESULT of every row, a game that reaches the tables taking theirs: the WDL of its first position that
+    has at most max_men men, no castling right and an answer from probe_wdl (the side to move's 2, 1, 0, -1,
+    -2; None: not in the tables), probed only just after a capture, where the fifty-move counter is 0, so that a
+    win the fifty-move rule turns into a draw (1 or -1) is a draw here too. Every row of the game takes that
+    result: Stockfish at 1,000 nodes a move draws many endings the tables win."""
+    result = positions.result.copy()
+    count = men(positions)
+    game = positions.game
+    fresh = np.ones(len(positions), dtype=bool)  # the game's first row, or the first after a capture
+    fresh[1:] = (count[1:] < count[:-1]) | (game[1:] != game[:-1])
+    candidates = np.flatnonzero((count <= max_men) & fresh & ~could_castle(positions))
+    starts = np.searchsorted(game, np.arange(positions.games + 1))  # the rows of game g: starts[g]:starts[g + 1]
+    reached = changed = changed_positions = 0
+    settled = -1  # the last game given the tables' result
+    for row in candidates.tolist():
+        number = int(game[row])
+        if number == settled:
+            continue
+        wdl = probe_wdl(board_of(positions, row))
+        if wdl is None:
+            continue
+        settled = number
+        reached += 1
+        white = wdl if positions.turn[row] else -wdl
+        tables = 2 if white == 2 else 0 if white == -2 else 1
+        if tables != result[row]:
+            changed += 1
+            changed_positions += int(starts[number + 1] - starts[number])
+            result[starts[number]:starts[number + 1]] = tables
+    return TableResults(result, reached, changed, changed_positions)
+
+
 def validation_games(games: int, fraction: float, seed: int) -> np.ndarray:
     """The games held out for validation: a seeded choice of round(fraction * games), at least one."""
     count = min(games - 1, max(1, round(fraction * games)))

@@ -19,10 +19,11 @@ from garfish.engine.evaluation.network import (
     ACTIVATIONS, BASES, CLASSIC_BASE, LAYOUTS, NO_BASE, NO_KING_BUCKETS, Network, NetworkError, read_network,
     write_network,
 )
+from garfish.engine.services.syzygy import TablebaseError, Tablebases
 from garfish.train.config import PROG, TrainConfig
 from garfish.train.data import (
     DataError, DataFile, Features, Positions, classic_evaluations, concatenate, could_castle, features, fill, load_file,
-    targets, validation_games,
+    tablebase_results, targets, validation_games,
 )
 from garfish.train.model import (
     Architecture, Batch, Model, integer_forward, make_batch, merge_models, merge_networks, quantize,
@@ -106,6 +107,26 @@ def read_data(config: TrainConfig) -> tuple[list[DataFile], Positions]:
         return sources, concatenate(parts)
     # Each file read again from the cache into the whole, so that the files are not all held beside it.
     return sources, fill(sizes, (load_file(path, config.cache)[1] for path in config.files))
+
+
+def table_results(config: TrainConfig, positions: Positions) -> Positions:
+    """The positions, with --syzygy the games that reach the tables given their result (data.tablebase_results)."""
+    if config.syzygy is None:
+        return positions
+    try:
+        tables = Tablebases(str(config.syzygy))
+    except TablebaseError as error:
+        raise DataError(f"--syzygy: {error}") from error
+    try:
+        found = tablebase_results(positions, tables.probe_wdl, tables.max_pieces)
+        if tables.failure is not None:
+            raise DataError(f"--syzygy: a table failed: {tables.failure.split('; ')[0]}")
+    finally:
+        tables.close()
+    say(f"Syzygy tables ({tables.wdl_count} WDL tables, up to {tables.max_pieces} men): {found.reached:,} games reach "
+        f"them; {found.changed:,} of these ({found.changed_positions:,} positions) take the tables' result, "
+        f"another than the game's")
+    return dataclasses.replace(positions, result=found.result)
 
 
 def split_data(config: TrainConfig, positions: Positions) -> tuple[Split, Split]:
@@ -303,7 +324,9 @@ def describe(config: TrainConfig, sources: list[DataFile], arch: Architecture, s
     lines = [
         f"Garfish network, trained by {PROG}: {summary(arch)}, QA {arch.qa}, QB {arch.qb}, SCALE {arch.scale}",
         f"data: {data}",
-        f"{config.filters.describe()}; validation: {config.val_fraction:g} of the games (seed {config.val_seed}); "
+        f"{config.filters.describe()}; "
+        + ("results: the Syzygy tables' where a game reaches them; " if config.syzygy is not None else "")
+        + f"validation: {config.val_fraction:g} of the games (seed {config.val_seed}); "
         f"{sizes[0]:,} training and {sizes[1]:,} validation positions",
         "command: " + commands[0] + "".join(f"; {'member' if config.merge else 'resumed by'}: {command}"
                                             for command in commands[1:]),
@@ -353,7 +376,7 @@ def run(config: TrainConfig) -> int:
     torch.use_deterministic_algorithms(True)
     try:
         sources, positions = read_data(config)
-        train, val = split_data(config, positions)
+        train, val = split_data(config, table_results(config, positions))
     except DataError as error:
         print(f"{PROG}: {error}", file=sys.stderr)
         return 2

@@ -18,7 +18,7 @@ import numpy as np
 
 from garfish.engine.board.moves import encode
 from garfish.engine.board.searchboard import SearchBoard
-from garfish.engine.search.history import History
+from garfish.engine.search.history import NO_CONTINUATION, History
 from garfish.engine.search.tree import ROWS, TreeWork, perft_kernel, picker_kernel
 from garfish.engine.search.tt import TranspositionTable
 from garfish.engine.types import MAX_LISTED_MOVES
@@ -45,7 +45,7 @@ def picker_moves(board: chess.Board) -> list[chess.Move]:
     """The board's legal moves in the picker's order (every capture target, no TT move or killer)."""
     work = _work(board)
     codes = np.zeros(MAX_LISTED_MOVES, dtype=np.int64)
-    count = int(picker_kernel(work.arrays, 0, -1, ALL_SQUARES, False, codes))
+    count = int(picker_kernel(work.arrays, 0, -1, ALL_SQUARES, False, NO_CONTINUATION, NO_CONTINUATION, codes))
     legal = {encode(move): move for move in board.legal_moves}
     return [legal[code] for code in codes[:count].tolist() if code in legal]
 

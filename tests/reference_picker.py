@@ -30,6 +30,7 @@ from garfish.engine.board.captures import (
 )
 from garfish.engine.board.checks import threats_entry
 from garfish.engine.board.moves import MOVE_TABLE, encode
+from garfish.engine.search.history import PIECE_TO
 
 BB_SQUARES = chess.BB_SQUARES
 # The hot kernels' compiled entries: no dispatcher between the picker and them (engine.board.bits.entry_point).
@@ -38,23 +39,31 @@ _quiet_list = entry_point(quiet_list_kernel)
 _evasion_order = entry_point(evasion_order_kernel)
 PROMOTION_RANK = (chess.BB_RANK_2, chess.BB_RANK_7)  # indexed by colour: pawns about to promote
 BACK_RANK = (chess.BB_RANK_8, chess.BB_RANK_1)  # indexed by colour: where its castling rooks stand
+_NO_CONTINUATION = (np.zeros(PIECE_TO, dtype=np.int16),) * 2  # the continuation rows of a node with no moves before
 
 if TYPE_CHECKING:
     from reference_board import PushBoard
 
 
-def sort_quiets(board: chess.Board, quiets: list[chess.Move], history: np.ndarray) -> None:
-    """Order quiet moves in place: moves of a piece en prise first (escapes), then by history."""
+def sort_quiets(board: chess.Board, quiets: list[chess.Move], history: np.ndarray,
+                continuation: Optional[tuple[np.ndarray, np.ndarray]] = None) -> None:
+    """Order quiet moves in place: moves of a piece en prise first (escapes), then by history plus
+    the continuation histories' rows of the moves one and two plies before (continuation: the two
+    rows, indexed (piece type - 1) * 64 + destination; None: no such moves)."""
     us = board.turn
     base = 4096 if us else 0
     black, white = board.occupied_co
     threatened = threats_entry(board.pawns, board.knights, board.bishops, board.rooks, board.queens,
                                board.kings, black, white, us)
-    if threatened:
-        quiets.sort(key=lambda m: history[base + m.from_square * 64 + m.to_square]
-                    + (ESCAPE_BONUS if BB_SQUARES[m.from_square] & threatened else 0), reverse=True)
-    else:
-        quiets.sort(key=lambda m: history[base + m.from_square * 64 + m.to_square], reverse=True)
+
+    def key(move: chess.Move) -> int:
+        score = int(history[base + move.from_square * 64 + move.to_square])
+        if continuation is not None:
+            column = (board.piece_type_at(move.from_square) - 1) * 64 + move.to_square  # type: ignore[operator]
+            score += int(continuation[0][column]) + int(continuation[1][column])
+        return score + (ESCAPE_BONUS if BB_SQUARES[move.from_square] & threatened else 0)
+
+    quiets.sort(key=key, reverse=True)
 
 
 class Stage(IntEnum):
@@ -93,6 +102,7 @@ def pick_moves(
     capture_targets: int = chess.BB_ALL,
     check_masks: Optional[tuple[int, int, int]] = None,
     in_check: bool = False,
+    continuation: Optional[tuple[np.ndarray, np.ndarray]] = None,
 ) -> Iterator[chess.Move]:
     """Yield every pseudo-legal move of the board exactly once, stage by stage (Stage), lazily: a
     TT move or a first capture often ends the node before any quiet move is generated. The caller
@@ -108,9 +118,10 @@ def pick_moves(
     moves that might (the caller still confirms each one).
     in_check: the side to move is in check (the evaluation's IN_CHECK_FLAG): the stages run over its
     evasions (pick_evasions).
+    continuation: the continuation histories' rows of the moves one and two plies before (sort_quiets).
     """
     if in_check:
-        yield from pick_evasions(board, tt_move, killers, history)
+        yield from pick_evasions(board, tt_move, killers, history, continuation)
         return
     # Stage.TT_MOVE. Pseudo-legal is enough: the caller tests the king's safety.
     if tt_move is not None:
@@ -165,7 +176,8 @@ def pick_moves(
                         white, us, check_to, discoverers, reachers, check_masks is not None, castle_a, castle_b,
                         encode(tt_move) if tt_move is not None else -1,
                         encode(killer1) if killer1 is not None else -1,
-                        encode(killer2) if killer2 is not None else -1, history, codes)
+                        encode(killer2) if killer2 is not None else -1, history, *(continuation or _NO_CONTINUATION),
+                        codes)
     for code in codes[:count].tolist():
         yield MOVE_TABLE[code]
 
@@ -178,6 +190,7 @@ def pick_evasions(
     tt_move: Optional[chess.Move],
     killers: Sequence[Optional[chess.Move]],
     history: np.ndarray,
+    continuation: Optional[tuple[np.ndarray, np.ndarray]] = None,
 ) -> Iterator[chess.Move]:
     """pick_moves for a side in check: the same stages and orders over the evasions, listed and
     grouped by one kernel call (engine.board.captures.evasion_order_kernel: the captures tested and
@@ -211,7 +224,7 @@ def pick_evasions(
             yield killer
     # Stage.QUIETS, sorted now: the searches of the moves above may have changed the history.
     if len(quiets) > 1:
-        sort_quiets(board, quiets, history)
+        sort_quiets(board, quiets, history, continuation)
     yield from quiets
     # Stage.BAD_CAPTURES.
     for code in listed[quiet:]:

@@ -135,6 +135,8 @@ def test_compiled_and_interpreted_kernels_agree() -> None:
         " quiet_list_kernel\n"
         "out = np.empty(256, dtype=np.int64)\n"
         "history = (np.arange(8192, dtype=np.int64) * 7919) % 601 - 300\n"
+        "cont1 = ((np.arange(384) * 7907) % 801 - 400).astype(np.int16)\n"
+        "cont2 = ((np.arange(384) * 7901) % 501 - 250).astype(np.int16)\n"
         "results = []\n"
         "for fen in json.loads(sys.stdin.read()):\n"
         "    b = chess.Board(fen)\n"
@@ -144,7 +146,7 @@ def test_compiled_and_interpreted_kernels_agree() -> None:
         "    captures = out[:n].tolist()\n"
         "    n = quiet_checks_kernel(*bits, out)\n"
         "    checks = out[:n].tolist()\n"
-        "    n = quiet_list_kernel(*bits, 0, 0, 0, False, -1, -1, -1, -1, -1, history, out)\n"
+        "    n = quiet_list_kernel(*bits, 0, 0, 0, False, -1, -1, -1, -1, -1, history, cont1, cont2, out)\n"
         "    quiets = out[:n].tolist()\n"
         "    ep = -1 if b.ep_square is None else b.ep_square\n"
         "    good, quiet, n = evasion_order_kernel(*bits, ep, out) if b.is_check() else (0, 0, 0)\n"
@@ -152,7 +154,9 @@ def test_compiled_and_interpreted_kernels_agree() -> None:
         "print(json.dumps(results))\n"
     )
     out = np.empty(MAX_LISTED_MOVES, dtype=np.int64)
-    history = (np.arange(8192, dtype=np.int64) * 7919) % 601 - 300  # the quiet kernel's sort keys
+    history = (np.arange(8192, dtype=np.int64) * 7919) % 601 - 300  # the quiet kernel's sort keys ...
+    cont1 = ((np.arange(384) * 7907) % 801 - 400).astype(np.int16)  # ... with the continuation histories'
+    cont2 = ((np.arange(384) * 7901) % 501 - 250).astype(np.int16)
     expected = []
     for fen in fens:
         board = chess.Board(fen)
@@ -161,7 +165,7 @@ def test_compiled_and_interpreted_kernels_agree() -> None:
         captures = out[:count].tolist()
         count = quiet_checks_kernel(*bitboards(board), out)
         checks = out[:count].tolist()
-        count = quiet_list_kernel(*bitboards(board), 0, 0, 0, False, -1, -1, -1, -1, -1, history, out)
+        count = quiet_list_kernel(*bitboards(board), 0, 0, 0, False, -1, -1, -1, -1, -1, history, cont1, cont2, out)
         quiets = out[:count].tolist()
         # The evasion stages, for the boards in check.
         in_check = board.is_check()

@@ -12,11 +12,12 @@ import pytest
 from garfish.engine.board.checks import gives_check
 from garfish.engine.board.moves import MOVES_BY_CODE, decode, encode
 from garfish.engine.board.see import see_ge
+from garfish.engine.search.history import PIECE_TO
 from garfish.perft.core import divide, perft
 from garfish.perft.suites import read_suite, suite_files
 from conftest import data_missing
 from positions import random_game_boards
-from kernel_picker import lazy_pick_moves, pick_moves
+from kernel_picker import kernel_work, lazy_pick_moves, pick_moves
 from reference_movepick import capture_moves, evasion_moves, is_good_capture, typed_captures
 from reference_picker import PROMOTION_RANK, sort_quiets
 
@@ -342,7 +343,8 @@ def test_evasion_picker_matches_the_staged_order_in_check() -> None:
 
 
 def reference_quiets(board: chess.Board, tt_move: Optional[chess.Move], killers: tuple[Optional[chess.Move], ...],
-                     history: np.ndarray, check_masks: Optional[tuple[int, int, int]]) -> list[chess.Move]:
+                     history: np.ndarray, check_masks: Optional[tuple[int, int, int]],
+                     continuation: Optional[tuple[np.ndarray, np.ndarray]] = None) -> list[chess.Move]:
     """The picker's first stages up to its quiet moves, made with python-chess's generators (the
     picker's Python path before engine.board.captures.quiet_list_kernel): the TT move if pseudo-legal,
     the killers that are pseudo-legal quiet moves, then the quiet moves python-chess generates
@@ -363,8 +365,15 @@ def reference_quiets(board: chess.Board, tt_move: Optional[chess.Move], killers:
         generated = list(board.generate_pseudo_legal_moves(movers & reachers & ~discoverers, targets & check_to))
         generated += board.generate_pseudo_legal_moves(movers & discoverers, targets)
     quiets = [move for move in generated if move not in order and not board.is_en_passant(move)]
-    sort_quiets(board, quiets, history)
+    sort_quiets(board, quiets, history, continuation)
     return order + quiets
+
+
+def random_continuation(scores: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Two continuation history rows (the moves one and two plies before), half their entries 0."""
+    return tuple(  # type: ignore[return-value]
+        (scores.integers(-16000, 16001, PIECE_TO) * scores.integers(0, 2, PIECE_TO)).astype(np.int16)
+        for _ in range(2))
 
 
 def check_quiet_stage(boards: Iterable[chess.Board], seed: int) -> tuple[int, int, int, int]:
@@ -394,9 +403,10 @@ def check_quiet_stage(boards: Iterable[chess.Board], seed: int) -> tuple[int, in
                 board.turn)
             masks = (int(check_to), int(discoverers), int(reachers))
             masked += 1
+        continuation = random_continuation(scores) if rng.random() < 0.5 else None
         got = list(pick_moves(board, tt_move, killers, history, capture_targets=0,
-                              check_masks=masks))
-        assert got == reference_quiets(board, tt_move, killers, history, masks), board.fen()
+                              check_masks=masks, continuation=continuation))
+        assert got == reference_quiets(board, tt_move, killers, history, masks, continuation), board.fen()
         checked += 1
         castles += any(board.is_castling(m) for m in got)
         chess960 += board.chess960
@@ -416,7 +426,8 @@ def test_quiet_kernel_on_every_perft_suite_position(data) -> None:
 
 
 def reference_evasions(board: chess.Board, tt_move: Optional[chess.Move], killers: tuple[Optional[chess.Move], ...],
-                       history: np.ndarray) -> list[chess.Move]:
+                       history: np.ndarray,
+                       continuation: Optional[tuple[np.ndarray, np.ndarray]] = None) -> list[chess.Move]:
     """The evasion picker's stages made with python-chess (its Python path before
     engine.board.captures.evasion_order_kernel): the TT move if pseudo-legal, then evasion_moves' list
     without it split into captures and promotions (typed_captures, is_good_capture) and quiet moves
@@ -437,7 +448,7 @@ def reference_evasions(board: chess.Board, tt_move: Optional[chess.Move], killer
         if killer is not None and killer in quiets:
             quiets.remove(killer)
             order.append(killer)
-    sort_quiets(board, quiets, history)
+    sort_quiets(board, quiets, history, continuation)
     return order + quiets + bad
 
 
@@ -457,8 +468,9 @@ def test_evasion_kernel_gives_python_chess_evasions_in_the_staged_order(data) ->
         pseudo = list(board.generate_pseudo_legal_moves())
         tt_move = rng.choice(pseudo + [None, chess.Move.from_uci("a1h8")])
         killers = (rng.choice(pseudo + [None]), rng.choice(pseudo + [None]))
-        got = list(pick_moves(board, tt_move, killers, history, in_check=True))
-        assert got == reference_evasions(board, tt_move, killers, history), board.fen()
+        continuation = random_continuation(scores) if rng.random() < 0.5 else None
+        got = list(pick_moves(board, tt_move, killers, history, in_check=True, continuation=continuation))
+        assert got == reference_evasions(board, tt_move, killers, history, continuation), board.fen()
         checked += 1
         captures += any(board.is_capture(m) for m in got)
     assert checked > 500 and captures > 200
@@ -539,3 +551,30 @@ def test_quiet_moves_are_sorted_by_the_history_when_the_picker_reaches_them() ->
         compared += 1
         in_check += board.is_check()
     assert compared > 1000 and in_check > 30
+
+
+def test_a_quiet_move_that_cut_off_after_a_move_goes_first_after_it_again() -> None:
+    """cont_update rewards the cut-off move in the rows of the moves one and two plies before and
+    punishes the quiet moves tried before it; the picker, given those rows, then sorts it first among
+    the quiet moves, and the moves tried before it last, where the butterfly history is equal."""
+    from garfish.engine.search.history import CONT_ROWS, HISTORY_MAX, NO_CONTINUATION
+    from garfish.engine.search.movepick import cont_update
+
+    board = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
+    work = kernel_work(board)
+    cont = np.zeros((CONT_ROWS, PIECE_TO), dtype=np.int16)
+    cut, tried = chess.Move.from_uci("b1c3"), [chess.Move.from_uci("a2a3"), chess.Move.from_uci("f1e2")]
+    tried_codes = np.array([encode(move) for move in tried], dtype=np.int64)
+    row1, row2 = 100, 500  # any rows: the moves before
+    for _ in range(30):
+        cont_update(cont, row1, row2, work.pos, 0, encode(cut), tried_codes, len(tried), 1200)
+        cont_update(cont, row1, NO_CONTINUATION, work.pos, 0, encode(cut), tried_codes, 0, 1200)
+    assert not cont[NO_CONTINUATION].any()  # the row of no move stays zero
+    assert 0 < cont[row1, 1 * 64 + chess.C3] <= HISTORY_MAX and 0 < cont[row2, 1 * 64 + chess.C3]
+    assert -HISTORY_MAX <= cont[row1, 0 * 64 + chess.A3] < 0 and cont[row2, 2 * 64 + chess.E2] < 0
+    history = np.zeros(8192, dtype=np.int64)
+    plain = [m for m in pick_moves(board, None, (None, None), history) if not board.is_capture(m)]
+    got = [m for m in pick_moves(board, None, (None, None), history, continuation=(cont[row1], cont[row2]))
+           if not board.is_capture(m)]
+    assert plain[0] != cut and got[0] == cut
+    assert set(got[-2:]) == set(tried) and set(plain) == set(got)

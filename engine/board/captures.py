@@ -300,7 +300,7 @@ def pawn_pushes(own_pawns, occ, turn):
 
 
 ESCAPE_BONUS = 1 << 20  # above any history score: the quiet moves of a piece en prise go first
-_SORT_BIAS = 1 << 22  # a sort key plus this is positive (history stays within +-2 * HISTORY_MAX)
+_SORT_BIAS = 1 << 22  # a sort key plus this is positive (three histories, each within +-HISTORY_MAX)
 _INDEX_SHIFT = 16
 _KEY_SHIFT = 24
 
@@ -410,13 +410,15 @@ def _sort_packed(out, n):
 
 
 @kernel(f"int64({BITBOARDS}, uint64, uint64, uint64, boolean, int64, int64, int64, int64, int64, int64[::1], "
-      "int64[::1])", nogil=True)
+      "int16[::1], int16[::1], int64[::1])", nogil=True)
 def quiet_list_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, check_to, discoverers,
-                      reachers, masked, castle_a, castle_b, seen_a, seen_b, seen_c, history, out):
+                      reachers, masked, castle_a, castle_b, seen_a, seen_b, seen_c, history, cont1, cont2, out):
     """The move picker's quiet stage (tests/reference_picker.py's pick_moves): write into out the codes of the
     quiet moves of the side to move (not promotions, captures or en passant), in python-chess's
     generation order stably sorted as sort_quiets sorts them (the moves of a piece en prise
-    first, then by history[colour * 4096 + from * 64 + to], best first); return their number.
+    first, then by history[colour * 4096 + from * 64 + to] + cont1[piece_to] + cont2[piece_to], best
+    first, piece_to = (piece type - 1) * 64 + to: the continuation histories' rows of the moves one and
+    two plies before, engine.search.history); return their number.
     castle_a, castle_b: the castling moves' codes (python-chess's generate_castling_moves; -1:
     none), listed after the piece moves as python-chess lists them. seen_a..c: codes already
     yielded (the TT move, the killers; -1: none), left out. masked: only the moves that might give
@@ -443,8 +445,11 @@ def quiet_list_kernel(pawns, knights, bishops, rooks, queens, kings, black, whit
     for i in range(n):
         code = out[i]
         from_sq = code & 63
-        key = history[base + from_sq * 64 + (code >> 6)] + _SORT_BIAS
-        if threatened & (ONE << U64(from_sq)):
+        from_bb = ONE << U64(from_sq)
+        piece_to = (_piece_at(from_bb, pawns, knights, bishops, rooks, queens) - 1) * 64 + (code >> 6)
+        key = history[base + from_sq * 64 + (code >> 6)] + np.int64(cont1[piece_to]) + np.int64(cont2[piece_to])
+        key += _SORT_BIAS
+        if threatened & from_bb:
             key += ESCAPE_BONUS
         out[i] = (key << _KEY_SHIFT) | ((255 - i) << _INDEX_SHIFT) | code
     _sort_packed(out, n)

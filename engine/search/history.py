@@ -1,4 +1,5 @@
-"""Move-ordering memory: killer moves per ply and the butterfly history of quiet moves."""
+"""Move-ordering memory: killer moves per ply, the butterfly history of quiet moves, and their
+continuation histories (what followed the move one and two plies before)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,15 @@ def history_bonus(depth: int) -> int:
     return min(depth * depth * 8, HISTORY_BONUS_CAP)
 
 
+# Continuation history (Stockfish's continuationHistory): for the move that led to a node (its
+# colour, piece and destination: a row, colour * PIECE_TO + column) a score for each reply (the
+# mover's piece and destination: a column, engine.search.movepick's piece_to), read for the moves one and two plies before the node. Row NO_CONTINUATION stays zero: a
+# node with no such move (the root's first plies, after a null move) reads it.
+PIECE_TO = 6 * 64          # a column: (piece type - 1) * 64 + destination
+NO_CONTINUATION = 2 * PIECE_TO
+CONT_ROWS = NO_CONTINUATION + 1
+
+
 KILLER_ROWS = MAX_PLY + 4  # a row of killers per ply the search reaches (engine.search.tree's ROWS)
 
 
@@ -25,15 +35,18 @@ class History:
     (engine.search.tree) reads and updates them.
 
     table: the butterfly history, int64 indexed colour * 4096 + from * 64 + to; killers: int64
-    [KILLER_ROWS, 2], the two killers' move codes (engine.board.moves) per ply, -1 for none."""
+    [KILLER_ROWS, 2], the two killers' move codes (engine.board.moves) per ply, -1 for none;
+    continuation: int16 [CONT_ROWS, PIECE_TO], the continuation history (576 KB)."""
 
     def __init__(self) -> None:
         self.table = np.zeros(2 * 64 * 64, dtype=np.int64)
         self.killers = np.full((KILLER_ROWS, 2), -1, dtype=np.int64)
+        self.continuation = np.zeros((CONT_ROWS, PIECE_TO), dtype=np.int16)
 
     def clear(self) -> None:
         """Forget everything (a new game)."""
         self.table[:] = 0
+        self.continuation[:] = 0
         self.clear_killers()
 
     def clear_killers(self) -> None:

@@ -2,11 +2,11 @@
 
 The stages are tests/reference_picker.py's (its Python reference): the TT move (kept only if
 pseudo-legal here), the good captures (MVV-LVA, SEE), the killers, the quiet moves (sorted by the
-butterfly history, listed only when reached), the bad captures; in check the evasions, grouped the
+butterfly and continuation histories, listed only when reached), the bad captures; in check the evasions, grouped the
 same way (pick_evasions). A node's picker works in its own rows (one set a ply, engine.search.tree's
 `rows` and `masks`): its state (the L_* fields), the quiet moves it tried, its capture (or evasion)
 list and its quiet list; its masks are check_masks_kernel's three, then the capture targets. The
-killers and the history are the driver's arrays, updated here when a quiet move cuts off.
+killers and the histories are the driver's arrays, updated here when a quiet move cuts off.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ import numpy as np
 
 from garfish.engine.board.bits import NONE_YET, ONE, U64
 from garfish.engine.board.captures import (
-    _INDEX_SHIFT, _KEY_SHIFT, _SORT_BIAS, CODE_MASK, ESCAPE_BONUS, GOOD_BIT, _sort_packed, attacked_pieces_kernel,
+    _INDEX_SHIFT, _KEY_SHIFT, _SORT_BIAS, CODE_MASK, ESCAPE_BONUS, GOOD_BIT, _piece_at, _sort_packed,
+    attacked_pieces_kernel,
     capture_list_kernel, evasion_order_kernel, quiet_list_kernel,
 )
 from garfish.engine.board.checks import check_masks_kernel, threats_kernel
@@ -27,7 +28,7 @@ from garfish.engine.board.position import (
     is_capture, pseudo_legal,
 )
 from garfish.engine.kernel import kernel
-from garfish.engine.search.history import HISTORY_MAX
+from garfish.engine.search.history import HISTORY_MAX, NO_CONTINUATION, PIECE_TO
 from garfish.engine.types import INF
 
 # A node's work rows (int64[NODE_ROWS, MAX_LISTED_MOVES], one set a ply): row 0 its picker's state
@@ -39,9 +40,10 @@ MASK_FIELDS = 4
 # The picker's state: the stage and the next index in its list, the TT move's code (-1: none, or
 # not pseudo-legal here), the killers the killers' stage yields (-1: none), the capture list's
 # length, the quiet list's, in check where the evasion list's good captures and quiet moves end,
-# whether the node is in check (evasions), whether its check masks are made, the quiet moves tried.
+# whether the node is in check (evasions), whether its check masks are made, the quiet moves tried,
+# the continuation history's rows of the moves one and two plies before (engine.search.history).
 (L_STAGE, L_NEXT, L_TT, L_KILLER1, L_KILLER2, L_CAPTURES, L_QUIETS, L_GOOD_END, L_QUIET_END, L_EVASIONS, L_MASKS,
- L_TRIED) = range(12)
+ L_TRIED, L_CONT1, L_CONT2) = range(14)
 # The picker's stages (tests/reference_picker.py's Stage).
 TT_STAGE, GOOD_STAGE, KILLER_STAGE, QUIET_STAGE, BAD_STAGE, END_STAGE = range(6)
 # A node's row of `masks` (uint64): check_masks_kernel's three (the squares a piece could check
@@ -93,12 +95,47 @@ def capture_targets(pos, posi, ply):
 
 
 @kernel
-def start_picker(node, masks, pos, posi, ply, tt_code, targets, masked, chess960):
+def cont_update(cont, row1, row2, pos, ply, code, tried, count, bonus):
+    """The continuation histories' share of history_update: in the rows row1 and row2 (the moves one
+    and two plies before; NO_CONTINUATION is left as it is), reward the quiet move `code` of row ply's
+    side to move and punish the quiet moves tried before it (tried[:count])."""
+    for which in range(2):
+        row = row1 if which == 0 else row2
+        if row == NO_CONTINUATION:
+            continue
+        table = cont[row]
+        i = piece_to(pos, ply, code)
+        table[i] += bonus - np.int64(table[i]) * bonus // HISTORY_MAX
+        for k in range(count):
+            j = piece_to(pos, ply, tried[k])
+            table[j] -= bonus + np.int64(table[j]) * bonus // HISTORY_MAX
+
+
+@kernel
+def piece_to(pos, ply, code):
+    """A move's column in the continuation history: its piece type (from row ply) and destination."""
+    from_bb = ONE << U64(code & SQUARE_MASK)
+    piece = _piece_at(from_bb, pos[ply, PAWNS], pos[ply, KNIGHTS], pos[ply, BISHOPS], pos[ply, ROOKS],
+                      pos[ply, QUEENS])
+    return (piece - 1) * 64 + ((code >> TO_SHIFT) & SQUARE_MASK)
+
+
+@kernel
+def move_row(pos, posi, ply, code):
+    """The continuation history's row of row ply's move `code` (its side, piece and destination)."""
+    return (PIECE_TO if posi[ply, P_TURN] != 0 else 0) + piece_to(pos, ply, code)
+
+
+@kernel
+def start_picker(node, masks, pos, posi, ply, tt_code, targets, masked, chess960, cont1, cont2):
     """Set up the picker of the node at row ply (its evaluation's in-check flag chooses the
     evasions): the TT move (-1: none) kept if pseudo-legal, the capture targets (a superset of the
     squares it can capture on), and with `masked` the check masks, so that the quiet stage lists
-    only the moves that may give check."""
+    only the moves that may give check; cont1, cont2: the continuation history's rows of the moves
+    one and two plies before (NO_CONTINUATION: none)."""
     loop = node[STATE_ROW]
+    loop[L_CONT1] = cont1
+    loop[L_CONT2] = cont2
     loop[L_STAGE] = TT_STAGE
     loop[L_NEXT] = 0
     loop[L_CAPTURES] = 0
@@ -132,11 +169,12 @@ def _usable_killer(code, tt_code, pos, posi, ply, chess960, scratch):
 
 
 @kernel
-def _evasion_quiets(node, loop, tt_code, pos, posi, ply, history):
+def _evasion_quiets(node, loop, tt_code, pos, posi, ply, history, cont):
     """pick_evasions' quiet stage: the quiet evasions left (not the TT move nor a killer) into the
     quiet row, sorted as tests/reference_picker.py's sort_quiets sorts them (stably: a piece en prise first,
-    then by history); their number."""
+    then by the histories); their number."""
     turn = posi[ply, P_TURN] != 0
+    cont1, cont2 = cont[loop[L_CONT1]], cont[loop[L_CONT2]]
     threatened = threats_kernel(*bitboards(pos, ply), turn)
     base = 4096 if turn else 0
     count = NONE_YET
@@ -145,7 +183,9 @@ def _evasion_quiets(node, loop, tt_code, pos, posi, ply, history):
         if code < 0 or code == tt_code:
             continue
         from_sq = code & SQUARE_MASK
-        key = history[base + from_sq * 64 + ((code >> TO_SHIFT) & SQUARE_MASK)]
+        column = piece_to(pos, ply, code)
+        key = (history[base + from_sq * 64 + ((code >> TO_SHIFT) & SQUARE_MASK)] + np.int64(cont1[column])
+               + np.int64(cont2[column]))
         if threatened & (ONE << U64(from_sq)):
             key += ESCAPE_BONUS
         node[QUIETS_ROW, count] = ((key + _SORT_BIAS) << _KEY_SHIFT) | ((255 - count) << _INDEX_SHIFT) | code
@@ -155,7 +195,7 @@ def _evasion_quiets(node, loop, tt_code, pos, posi, ply, history):
 
 
 @kernel
-def _stage_start(node, masks, pos, posi, ply, killers, history, chess960):
+def _stage_start(node, masks, pos, posi, ply, killers, history, cont, chess960):
     """Make the list of the stage the node's picker has just entered (tests/reference_picker.py's, lazily: the
     quiet moves are listed and sorted only when reached, the history then as the moves before left it)."""
     loop = node[STATE_ROW]
@@ -198,7 +238,7 @@ def _stage_start(node, masks, pos, posi, ply, killers, history, chess960):
             loop[L_KILLER1], loop[L_KILLER2] = first, second
     elif stage == QUIET_STAGE:
         if evasions:
-            loop[L_QUIETS] = _evasion_quiets(node, loop, tt_code, pos, posi, ply, history)
+            loop[L_QUIETS] = _evasion_quiets(node, loop, tt_code, pos, posi, ply, history, cont)
         else:
             castle_a = castle_b = _NO_CODE
             masked = loop[L_MASKS] != 0
@@ -207,11 +247,11 @@ def _stage_start(node, masks, pos, posi, ply, killers, history, chess960):
             loop[L_QUIETS] = quiet_list_kernel(
                 pawns, knights, bishops, rooks, queens, kings, black, white, turn, masks[M_CHECK_SQUARES],
                 masks[M_DISCOVERERS], masks[M_MOVERS], masked, castle_a, castle_b, tt_code, loop[L_KILLER1],
-                loop[L_KILLER2], history, node[QUIETS_ROW])
+                loop[L_KILLER2], history, cont[loop[L_CONT1]], cont[loop[L_CONT2]], node[QUIETS_ROW])
 
 
 @kernel
-def next_move(node, masks, pos, posi, ply, killers, history, chess960):
+def next_move(node, masks, pos, posi, ply, killers, history, cont, chess960):
     """The node's next move by the picker's stages (tests/reference_picker.py's pick_moves, pick_evasions in
     check), every pseudo-legal move once; -1 when none is left."""
     loop = node[STATE_ROW]
@@ -223,7 +263,7 @@ def next_move(node, masks, pos, posi, ply, killers, history, chess960):
         if stage == END_STAGE:
             return _NO_CODE
         if index == 0:
-            _stage_start(node, masks, pos, posi, ply, killers, history, chess960)
+            _stage_start(node, masks, pos, posi, ply, killers, history, cont, chess960)
         loop[L_NEXT] = index + 1
         code = -1
         if stage == TT_STAGE:

@@ -51,10 +51,11 @@ from garfish.engine.board.position import (
 )
 from garfish.engine.kernel import kernel
 from garfish.engine.search.callbacks import NO_WDL, poll, probe_wdl
-from garfish.engine.search.history import history_bonus
+from garfish.engine.search.history import NO_CONTINUATION, PIECE_TO, history_bonus
 from garfish.engine.search.movepick import (
     L_MASKS, L_TRIED, M_CHECK_SQUARES, M_DISCOVERERS, M_MOVERS, MASK_FIELDS, NODE_ROWS, QUIETS_ROW,
-    STATE_ROW, TRIED_ROW, capture_targets, history_update, make_masks, next_move, record_killer, start_picker,
+    STATE_ROW, TRIED_ROW, capture_targets, cont_update, history_update, make_masks, move_row, next_move, piece_to,
+    record_killer, start_picker,
 )
 from garfish.engine.search.qsearch import QuiescenceWork, _evaluate, _search, _start
 from garfish.engine.search.tt import (
@@ -78,7 +79,10 @@ FUTILITY_DEPTH = 5         # futility pruning of quiet moves up to this depth ..
 FUTILITY_MARGIN = 110      # ... when eval + margin * depth cannot reach alpha
 LMP_BASE = 3               # late move pruning (not in PV nodes): quiets after LMP_BASE + depth^2 moves
 LMR_DEPTH = 3              # late move reductions from this depth ...
-LMR_MOVES = 3              # ... after this many moves
+LMR_MOVES = 3              # ... after this many moves, a ply less (more) for each LMR_HISTORY of the
+LMR_HISTORY = 12288        # move's butterfly and continuation histories together
+CONT_PRUNE_DEPTH = 4       # quiet moves pruned up to this depth when their continuation histories
+CONT_PRUNE_MARGIN = 2048   # are below -margin * depth (Stockfish's step 14)
 IIR_DEPTH = 4              # internal iterative reduction from this depth
 SINGULAR_DEPTH = 4         # singular extensions from this depth (SINGULAR_DEPTH_PV in PV nodes) ...
 SINGULAR_DEPTH_PV = 6
@@ -102,6 +106,7 @@ CONTROL_FIELDS = 16
 _NO_CODE = np.int64(-1)
 _TRUE, _FALSE = np.bool_(True), np.bool_(False)  # typed, not literals (engine.board.bits.NONE_YET)
 _ONE = np.int64(1)
+_NO_CONT = np.int64(NO_CONTINUATION)
 _QS_CHECKS = np.bool_(QS_CHECKS)
 _ALL = U64(chess.BB_ALL)
 _PROMOTION_RANK = np.array([chess.BB_RANK_2, chess.BB_RANK_7], dtype=np.uint64)  # by colour: pawns about to promote
@@ -127,9 +132,10 @@ def has_legal_move(pos, posi, ply, chess960, scratch, use_network, weights, para
                                         scratch)
         else:
             first, second = castling_codes(pos, posi, ply, chess960)
+            no_cont = np.zeros(PIECE_TO, dtype=np.int16)
             count = quiet_list_kernel(pawns, knights, bishops, rooks, queens, kings, black, white, turn, ZERO, ZERO,
                                       ZERO, False, first, second, _NO_CODE, _NO_CODE, _NO_CODE,
-                                      np.zeros(8192, dtype=np.int64), scratch)
+                                      np.zeros(8192, dtype=np.int64), no_cont, no_cont, scratch)
         for i in range(count):
             make_move(pos, posi, ply, scratch[i] & CODE_MASK, chess960)
             packed = _evaluate(pos, ply + 1, posi[ply + 1, P_TURN] != 0, use_network, weights, params, accumulators,
@@ -281,7 +287,7 @@ def negamax(w, depth, alpha, beta, ply, pv_node, null_ok, barrier, excluded):
     reach (past the last null move). excluded: a move not to search (-1: none; step 7b's test of the
     TT move): the node is searched without it, with no TT move, cut-off or store and no null move."""
     pos, posi, ctl, keys = w.pos, w.posi, w.ctl, w.keys
-    tt_keys, tt_data, history, killers = w.tt_keys, w.tt_data, w.history, w.killers
+    tt_keys, tt_data, history, killers, cont, moved = w.tt_keys, w.tt_data, w.history, w.killers, w.cont, w.moved
     pv, pv_len, rows, masks, root_moves = w.pv, w.pv_len, w.rows, w.masks, w.root_moves
     weights, params, accumulators = w.weights, w.params, w.accumulators
     # Step 1. At the horizon, resolve captures with the quiescence search.
@@ -354,6 +360,7 @@ def negamax(w, depth, alpha, beta, ply, pv_node, null_ok, barrier, excluded):
         reduction = _null_move_reduction(pos, posi, ply, depth, beta, static_eval, null_ok) if excluded < 0 else -1
         if reduction >= 0:
             keys[ctl[C_GAME_KEYS] + ply] = key
+            moved[ply] = NO_CONTINUATION
             make_null(pos, posi, ply)
             _key_row(w, ply + 1)
             posi[ply + 1, P_PACKED] = _evaluate(pos, ply + 1, not turn, ctl[C_NETWORK] != 0, weights, params,
@@ -394,7 +401,10 @@ def negamax(w, depth, alpha, beta, ply, pv_node, null_ok, barrier, excluded):
     node_masks = masks[ply]
     futile = not root and not in_check and depth <= FUTILITY_DEPTH and static_eval + FUTILITY_MARGIN * depth <= alpha
     # Every quiet move of a futile node but a check will be pruned: its quiet stage lists only possible checks.
-    start_picker(node, node_masks, pos, posi, ply, tt_code, capture_targets(pos, posi, ply), futile, chess960)
+    cont1 = moved[ply - 1] if ply >= 1 else np.int64(NO_CONTINUATION)
+    cont2 = moved[ply - 2] if ply >= 2 else np.int64(NO_CONTINUATION)
+    start_picker(node, node_masks, pos, posi, ply, tt_code, capture_targets(pos, posi, ply), futile, chess960, cont1,
+                 cont2)
     loop = node[STATE_ROW]
     alpha_orig = alpha
     best_score = -INF
@@ -407,7 +417,7 @@ def negamax(w, depth, alpha, beta, ply, pv_node, null_ok, barrier, excluded):
     root_count = ctl[C_ROOT_MOVES]
     network = ctl[C_NETWORK] != 0
     while True:
-        code = next_move(node, node_masks, pos, posi, ply, killers, history, chess960)
+        code = next_move(node, node_masks, pos, posi, ply, killers, history, cont, chess960)
         if code < 0:
             break
         if code == excluded:
@@ -421,9 +431,13 @@ def negamax(w, depth, alpha, beta, ply, pv_node, null_ok, barrier, excluded):
             if not wanted:
                 continue
         quiet = is_quiet(code, pos, posi, ply)
-        # Step 9. Shallow-depth pruning of quiet moves (not checks) once a move has been searched.
+        column = piece_to(pos, ply, code)
+        cont_score = np.int64(cont[cont1, column]) + np.int64(cont[cont2, column]) if quiet else NONE_YET
+        # Step 9. Shallow-depth pruning of quiet moves (not checks) once a move has been searched: a futile
+        # node's, late moves', and those whose continuation histories are bad.
         if (prune_ok and quiet and best_score > -MATE_BOUND
-                and (futile or (depth <= 3 and not pv_node and searched >= lmp_limit))):
+                and (futile or (depth <= 3 and not pv_node and searched >= lmp_limit)
+                     or (depth <= CONT_PRUNE_DEPTH and searched and cont_score < -CONT_PRUNE_MARGIN * depth))):
             if loop[L_MASKS] == 0:  # late move pruning has begun: most quiets will go
                 make_masks(node_masks, pos, posi, ply)
                 loop[L_MASKS] = 1
@@ -434,6 +448,7 @@ def negamax(w, depth, alpha, beta, ply, pv_node, null_ok, barrier, excluded):
         child = _evaluate(pos, ply + 1, not turn, network, weights, params, accumulators, ply + 1)
         if child & ILLEGAL_FLAG:  # pseudo-legal, and it leaves our king attacked
             continue
+        moved[ply] = (PIECE_TO if turn else 0) + column
         posi[ply + 1, P_PACKED] = child
         gives_check = (child & IN_CHECK_FLAG) != 0
         if pv_node:
@@ -454,6 +469,8 @@ def negamax(w, depth, alpha, beta, ply, pv_node, null_ok, barrier, excluded):
                     reduction -= 1
                 if code == killers[ply, 0] or code == killers[ply, 1]:
                     reduction -= 1
+                from_to = (code & SQUARE_MASK) * 64 + ((code >> TO_SHIFT) & SQUARE_MASK)
+                reduction -= (history[(4096 if turn else 0) + from_to] + cont_score) // LMR_HISTORY
                 reduction = max(0, min(reduction, new_depth - 1))
             score = -negamax(w, new_depth - reduction, -alpha - 1, -alpha, ply + 1, _FALSE, _TRUE, barrier,
                              _NO_CODE)
@@ -483,8 +500,9 @@ def negamax(w, depth, alpha, beta, ply, pv_node, null_ok, barrier, excluded):
                     ctl[C_ROOT_BEST] = code
                 if score >= beta:
                     if quiet:
-                        history_update(history, turn, code, node[TRIED_ROW], loop[L_TRIED],
-                                        history_bonus(depth))
+                        bonus = history_bonus(depth)
+                        history_update(history, turn, code, node[TRIED_ROW], loop[L_TRIED], bonus)
+                        cont_update(cont, cont1, cont2, pos, ply, code, node[TRIED_ROW], loop[L_TRIED], bonus)
                         record_killer(killers, ply, code)
                     break
                 alpha = score
@@ -527,6 +545,8 @@ class SearchArrays(NamedTuple):
     tt_data: np.ndarray       # uint64
     history: np.ndarray       # int64: the butterfly history (engine.search.history)
     killers: np.ndarray       # int64 [KILLER_ROWS, 2]: two killers a ply
+    cont: np.ndarray          # int16 [CONT_ROWS, PIECE_TO]: the continuation history
+    moved: np.ndarray         # int64 [ROWS]: the continuation row of the move made at each ply (NO_CONTINUATION)
     keys: np.ndarray          # uint64: the game's keys, then the tree's (C_GAME_KEYS of the game's): repetitions
     pv: np.ndarray            # int64 [ROWS, ROWS]: the principal variation of each ply ...
     pv_len: np.ndarray        # int64 [ROWS]: ... and its length
@@ -544,7 +564,7 @@ class SearchArrays(NamedTuple):
 
 ARRAYS_TYPE = types.NamedTuple((
     types.uint64[:, ::1], types.int64[:, ::1], types.uint64[::1], types.uint64[::1], types.int64[::1],
-    types.int64[:, ::1], types.uint64[::1], types.int64[:, ::1], types.int64[::1], types.int64[:, :, ::1],
+    types.int64[:, ::1], types.int16[:, ::1], types.int64[::1], types.uint64[::1], types.int64[:, ::1], types.int64[::1], types.int64[:, :, ::1],
     types.uint64[:, ::1], types.uint64[:, ::1], types.int64[:, ::1], types.int64[:, ::1], types.int16[:, ::1],
     types.int64[::1], types.int32[:, ::1], types.int64[::1], types.int64[::1]), SearchArrays)
 
@@ -558,18 +578,18 @@ def search_kernel(w, depth, alpha, beta):
     return negamax(w, depth, alpha, beta, NONE_YET, _TRUE, _FALSE, NONE_YET, _NO_CODE)
 
 
-@kernel(types.int64(ARRAYS_TYPE, types.int64, types.int64, types.uint64, types.boolean, types.int64[::1]),
-      nogil=True)
-def picker_kernel(w, ply, tt_code, targets, masked, out):
+@kernel(types.int64(ARRAYS_TYPE, types.int64, types.int64, types.uint64, types.boolean, types.int64, types.int64,
+                    types.int64[::1]), nogil=True)
+def picker_kernel(w, ply, tt_code, targets, masked, cont1, cont2, out):
     """The moves of row ply in the picker's order (start_picker's arguments; the killers and the
-    history as the arrays hold them), written into out: their number. The search's first move at
+    histories as the arrays hold them), written into out: their number. The search's first move at
     the root, and the picker's test against its Python reference."""
     pos, posi, history, killers, rows, masks, ctl = w.pos, w.posi, w.history, w.killers, w.rows, w.masks, w.ctl
     chess960 = ctl[C_CHESS960] != 0
-    start_picker(rows[ply], masks[ply], pos, posi, ply, tt_code, targets, masked, chess960)
+    start_picker(rows[ply], masks[ply], pos, posi, ply, tt_code, targets, masked, chess960, cont1, cont2)
     count = NONE_YET
     while True:
-        code = next_move(rows[ply], masks[ply], pos, posi, ply, killers, history, chess960)
+        code = next_move(rows[ply], masks[ply], pos, posi, ply, killers, history, w.cont, chess960)
         if code < 0:
             return count
         out[count] = code
@@ -588,11 +608,11 @@ def _perft(w, ply, depth, hints, recent):
         tt_code = recent[ply - 2, 0]
         killers[ply, 0] = recent[ply - 2, 1]
         killers[ply, 1] = recent[ply - 2, 2]
-    start_picker(rows[ply], masks[ply], pos, posi, ply, tt_code, _ALL, _FALSE, chess960)
+    start_picker(rows[ply], masks[ply], pos, posi, ply, tt_code, _ALL, _FALSE, chess960, _NO_CONT, _NO_CONT)
     nodes = NONE_YET
     turn = posi[ply, P_TURN] != 0
     while True:
-        code = next_move(rows[ply], masks[ply], pos, posi, ply, killers, history, chess960)
+        code = next_move(rows[ply], masks[ply], pos, posi, ply, killers, history, w.cont, chess960)
         if code < 0:
             return nodes
         make_move(pos, posi, ply, code, chess960)
@@ -633,6 +653,7 @@ class TreeWork:
         self.rows = np.zeros((ROWS, NODE_ROWS, MAX_LISTED_MOVES), dtype=np.int64)
         self.masks = np.zeros((ROWS, MASK_FIELDS), dtype=np.uint64)
         self.keys = np.zeros(ROWS, dtype=np.uint64)
+        self.moved = np.full(ROWS, NO_CONTINUATION, dtype=np.int64)
         self.root_moves = np.zeros(MAX_LISTED_MOVES, dtype=np.int64)
         self.ctl = np.zeros(CONTROL_FIELDS, dtype=np.int64)
         self.quiescence = QuiescenceWork()
@@ -667,7 +688,7 @@ class TreeWork:
         else:
             weights, params, self.accumulators = quiescence.no_weights, quiescence.no_params, quiescence.no_accumulators
         self.arrays = SearchArrays(self.pos, self.posi, tt.keys, tt.data, self.history.table, self.history.killers,
-                                   self.keys, self.pv, self.pv_len, self.rows, self.masks, quiescence.state,
+                                   self.history.continuation, self.moved, self.keys, self.pv, self.pv_len, self.rows, self.masks, quiescence.state,
                                    quiescence.frames, quiescence.lists, weights, params, self.accumulators,
                                    self.root_moves, ctl)
 
@@ -681,5 +702,5 @@ class TreeWork:
         capture target; the killers as they are): the search's move before depth 1 has one."""
         self.set_root()
         codes = np.zeros(MAX_LISTED_MOVES, dtype=np.int64)
-        count = picker_kernel(self.arrays, 0, tt_code or -1, _ALL, False, codes)
+        count = picker_kernel(self.arrays, 0, tt_code or -1, _ALL, False, _NO_CONT, _NO_CONT, codes)
         return [decode(code) for code in codes[:count].tolist()]

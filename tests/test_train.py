@@ -619,6 +619,26 @@ def test_measure_gives_each_network_file_the_loss_its_own_run_gave(torch: Any, d
 
 
 @pytest.mark.extra("train")
+def test_measure_of_every_game_of_a_held_out_file(torch: Any, data_file: Path, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """--measure with --val-fraction 1 measures every position the filters keep (a file no network was trained
+    on), at the base's best scale on them; a run that trains cannot hold out every game."""
+    network = train(data_file, tmp_path / "net", "--epochs", "1", "--base", "classic")
+    options = [str(data_file), "-o", str(tmp_path / "out"), "--no-cache", "--base", "classic", "--val-fraction", "1"]
+    capsys.readouterr()
+    assert train_main(options + ["--measure", str(network)]) == 0
+    out = capsys.readouterr().out
+    split = re.search(r"([\d,]+) of [\d,]+ kept; 0 training, ([\d,]+) validation positions", out)
+    assert split and split.group(1) == split.group(2) and split.group(2) != "0", out
+    assert "base: classic evaluation, validation loss" in out
+    assert re.search(rf"^{re.escape(str(network))}: validation loss 0\.\d+ ", out, re.M), out
+    assert train_main(options) == 2
+    assert "1 only with --measure" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+    assert list(validation_games(7, 1.0, 0)) == list(range(7)) and len(validation_games(7, 0.99, 0)) == 6
+
+
+@pytest.mark.extra("train")
 def test_networks_of_different_options_are_not_merged(torch: Any, data_file: Path, tmp_path: Path,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     small = train(data_file, tmp_path / "small", "--epochs", "1")

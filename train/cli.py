@@ -26,7 +26,9 @@ its quantized weights.
 `--measure NET.gfnn ...` trains nothing either: it measures network files (any shape, layout or
 base) on the data's validation positions, as a run measures its own quantized network: the loss
 at the run's scale (with --base classic, the base's best fit on the training positions) and at
-the network's own best K'. Networks made on other data can so be compared on the same positions.
+the network's own best K'. Networks made on other data can so be compared on the same positions;
+with `--val-fraction 1` every game of the files is measured (a held-out file that no network was
+trained on), and the run's scale is the base's best fit on them.
 
 Needs PyTorch: pip install torch==2.13.0, then pip install -e .[train] (in the project folder).
 """
@@ -102,7 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
                            "there (a win the fifty-move rule turns into a draw is a draw): Stockfish at 1,000 "
                            "nodes a move draws many endings the tables win")
     data.add_argument("--val-fraction", type=float, default=0.05,
-                      help="share of the games held out for validation (default 0.05)")
+                      help="share of the games held out for validation (default 0.05; 1 with --measure: "
+                           "every game measured)")
     data.add_argument("--val-seed", type=int, default=0, help="seed of the choice of validation games (default 0)")
     data.add_argument("--cache", type=Path, default=None,
                       help=f"folder of the parsed-data cache (default {default_cache()})")
@@ -172,7 +175,8 @@ def config_from(args: argparse.Namespace, argv: list[str]) -> tuple[Optional[Tra
          "--epochs, --batch-size and --threads must be positive"),
         (args.lr > 0 and args.lr_final >= 0 and args.weight_decay >= 0 and (args.bucket_decay or 0) >= 0,
          "learning rates and decay must be positive"),
-        (0.0 < args.val_fraction < 1.0, "--val-fraction must be between 0 and 1"),
+        (0.0 < args.val_fraction < 1.0 or (args.val_fraction == 1.0 and bool(args.measure)),
+         "--val-fraction must be between 0 and 1 (1 only with --measure)"),
         (args.max_score >= 0, "--max-score must be 0 or more"),
         (not (args.merge and args.resume), "--merge and --resume exclude each other"),
         (len(args.merge) != 1, "--merge needs two checkpoints or more"),

@@ -497,8 +497,9 @@ def tablebase_results(positions: Positions, probe_wdl: Callable[[chess.Board], O
 
 
 def validation_games(games: int, fraction: float, seed: int) -> np.ndarray:
-    """The games held out for validation: a seeded choice of round(fraction * games), at least one."""
-    count = min(games - 1, max(1, round(fraction * games)))
+    """The games held out for validation: a seeded choice of round(fraction * games), at least one
+    and, below a fraction of 1, at least one fewer than all (1: every game)."""
+    count = games if fraction >= 1.0 else min(games - 1, max(1, round(fraction * games)))
     return np.sort(np.random.default_rng(seed).choice(games, size=count, replace=False))
 
 

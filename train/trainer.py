@@ -153,7 +153,7 @@ def split_data(config: TrainConfig, positions: Positions) -> tuple[Split, Split]
     say(f"{config.filters.describe()}: {int(keep.sum()):,} of {len(positions):,} kept; "
         f"{len(train):,} training{added}, {len(val):,} validation positions "
         f"({config.val_fraction:g} of the games held out, seed {config.val_seed})")
-    if not len(train) or not len(val):
+    if not len(val) or not (len(train) or config.measure):
         raise DataError("no training or no validation positions left after the filters and the split")
     return train, val
 
@@ -208,16 +208,17 @@ def scale_set(config: TrainConfig) -> float:
     return config.eval_k
 
 
-def evaluation_scale(config: TrainConfig, train: Split) -> float:
+def evaluation_scale(config: TrainConfig, train: Split, side: str = "training") -> float:
     """The sigmoid scale of the evaluation being trained: --eval-k; else, with a base, the K' at
-    which the base alone best fits the training targets (so that the network learns a correction
-    on the base's own centipawn scale); else K."""
+    which the base alone best fits the targets of `train` (the training positions, or the measured
+    ones that `side` names: so that the network learns a correction on the base's own centipawn
+    scale); else K."""
     if config.eval_k is not None:
         return config.eval_k
     if config.base == NO_BASE:
         return config.k
     k, loss = fit_scale(train.base.astype(np.float64), train.target)
-    say(f"base: {BASES[config.base]} evaluation, training loss {loss:.6f} at its best scale {k:.1f}, "
+    say(f"base: {BASES[config.base]} evaluation, {side} loss {loss:.6f} at its best scale {k:.1f}, "
         f"the scale the network is trained at")
     return k
 
@@ -473,7 +474,8 @@ def measure(config: TrainConfig, splits: tuple[Split, Split]) -> int:
     """--measure: each network file's loss on the validation positions, at the run's scale and at its
     own best K'; 0, or 2 for a file that is not a network."""
     train, val = splits
-    config = dataclasses.replace(config, eval_k=evaluation_scale(config, train))
+    config = dataclasses.replace(config, eval_k=evaluation_scale(config, train) if len(train) else
+                                 evaluation_scale(config, val, "validation"))
     reference = baseline(config, val)[1] if config.baseline else None
     classic = val.base if config.base == CLASSIC_BASE else classic_evaluations(val.positions, val.rows, val.mirror)
     for path in config.measure:
